@@ -1,0 +1,104 @@
+/*
+ * gorstar_kernels.h — the one header of the kernel bridge.
+ *
+ * Every op is a plain C function over raw pointers and sizes. Go decides the order of calls and
+ * owns the buffers; C never calls back into Go. The CPU implementation (C + OpenMP) and the ROCm
+ * implementation (HIP, build tag `rocm`) implement this same header. Pointers to float data are
+ * device pointers obtained from gk_alloc (host memory on the CPU backend).
+ *
+ * Conventions
+ *   - Row-major. Activations are [T, C] with T = tokens (batch * sequence), weights follow Hugging
+ *     Face: a linear layer's weight is [out, in].
+ *   - Backward functions ADD into every gradient buffer they are given (llm.c style), so gradient
+ *     accumulation over micro-batches and residual branches needs no extra op; the caller zeroes.
+ *     A NULL gradient pointer means "not needed".
+ *   - Token ids and positions are int32. A target of -1 is ignored (weight 0, logprob 0).
+ *   - Results are deterministic for a fixed thread count (static work split, fixed reduction order).
+ */
+#ifndef GORSTAR_KERNELS_H
+#define GORSTAR_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- runtime ---------------------------------------------------------------------------- */
+const char *gk_backend_name(void);          /* "cpu-avx512", "cpu-avx2", "cpu-generic", "rocm-gfx90a", ... */
+int gk_init(int device, int threads);       /* 0 on success; threads <= 0 means all cores */
+const char *gk_last_error(void);            /* message of the last failure, "" if none */
+void *gk_alloc(size_t bytes);               /* 64-byte aligned, NULL on failure */
+void gk_free(void *p);
+void gk_memset_zero(void *p, size_t bytes);
+void gk_copy_to_device(void *dst, const void *src_host, size_t bytes);
+void gk_copy_to_host(void *dst_host, const void *src, size_t bytes);
+void gk_copy_device(void *dst, const void *src, size_t bytes);
+void gk_synchronize(void);
+
+/* ---- matmul (matmul.c) ------------------------------------------------------------------ */
+/* C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, op = transpose when trans != 0. */
+void gk_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+              const float *B, int ldb, float beta, float *C, int ldc);
+/* y[T,out] = x[T,in] * W[out,in]^T + b[out] (b may be NULL). */
+void gk_linear_forward(float *y, const float *x, const float *W, const float *b, int T, int in, int out);
+/* dx[T,in] += dy*W ; dW[out,in] += dy^T*x ; db[out] += sum_t dy  (any of dx, dW, db may be NULL). */
+void gk_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x, const float *W,
+                        int T, int in, int out);
+
+/* ---- normalization (rmsnorm.c) ---------------------------------------------------------- */
+/* y = w * x / sqrt(mean(x^2) + eps) per row of C; rstd[T] saved for backward (may be NULL). */
+void gk_rmsnorm_forward(float *y, float *rstd, const float *x, const float *w, int T, int C, float eps);
+void gk_rmsnorm_backward(float *dx, float *dw, const float *dy, const float *x, const float *w,
+                         const float *rstd, int T, int C);
+
+/* ---- rotary embedding (rope.c), Hugging Face "rotate half" -------------------------------- */
+/* x[T, heads, head_dim] rotated in place by the angle pos[t] * theta^(-2i/head_dim). */
+void gk_rope_forward(float *x, const int32_t *pos, int T, int heads, int head_dim, float theta);
+/* dx in place: the inverse rotation (the transpose) of the forward. */
+void gk_rope_backward(float *dx, const int32_t *pos, int T, int heads, int head_dim, float theta);
+
+/* ---- attention (attention.c): causal, grouped-query, tiled (O(L) extra memory) ----------- */
+/* q[B, Lq, nh, hd]; k, v[B, Lk, nkv, hd] with Lq <= Lk: query i sits at key position Lk-Lq+i and
+ * sees keys 0..Lk-Lq+i. out[B, Lq, nh, hd]; lse[B, nh, Lq] (log-sum-exp of the scaled scores,
+ * saved for backward, may be NULL). nh must be a multiple of nkv. */
+void gk_attention_forward(float *out, float *lse, const float *q, const float *k, const float *v,
+                          int B, int Lq, int Lk, int nh, int nkv, int hd, float scale);
+void gk_attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *q,
+                           const float *k, const float *v, const float *out, const float *lse,
+                           int B, int Lq, int Lk, int nh, int nkv, int hd, float scale);
+
+/* ---- activations (swiglu.c) -------------------------------------------------------------- */
+/* out = silu(gate) * up, elementwise over n. */
+void gk_swiglu_forward(float *out, const float *gate, const float *up, size_t n);
+void gk_swiglu_backward(float *dgate, float *dup, const float *dout, const float *gate, const float *up,
+                        size_t n);
+/* y += x (residual add) and y = a * y over n elements. */
+void gk_add(float *y, const float *x, size_t n);
+void gk_scale(float *y, float a, size_t n);
+
+/* ---- embedding (embedding.c) ------------------------------------------------------------- */
+void gk_embedding_forward(float *out, const int32_t *ids, const float *table, int T, int C);
+void gk_embedding_backward(float *dtable, const float *dout, const int32_t *ids, int T, int C);
+
+/* ---- loss (crossentropy.c) --------------------------------------------------------------- */
+/* For each row t of logits[T,V]: logprob[t] = log softmax(logits[t])[target[t]] (0 when target is
+ * -1). Returns loss = -sum_t weight[t] * logprob[t] (weights NULL means all 1). When dlogits is not
+ * NULL it is WRITTEN (not added) with d loss / d logits = weight[t] * (softmax - onehot); dlogits may
+ * alias logits. logprob may be NULL. */
+double gk_softmax_xent(float *logprob, float *dlogits, const float *logits, const int32_t *target,
+                       const float *weight, int T, int V);
+
+/* ---- optimizer (adamw.c) ----------------------------------------------------------------- */
+/* Sum of squares of x (double accumulation, fixed order) for global gradient-norm clipping. */
+double gk_sum_squares(const float *x, size_t n);
+/* One AdamW step with decoupled weight decay; the gradient is multiplied by grad_scale first
+ * (clipping). step counts from 1 (bias correction). */
+void gk_adamw(float *param, const float *grad, float *m, float *v, size_t n, float lr, float beta1,
+              float beta2, float eps, float weight_decay, float grad_scale, int step);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
