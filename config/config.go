@@ -1,0 +1,262 @@
+// Package config is the schema of gorstar's TOML configuration: one struct per section, the
+// defaults in one place (Default), strict decoding that names the file, line and key of every
+// mistake, `--set key.path=value` overrides typed by the schema, and validation.
+//
+// Every package takes its settings as its section struct; the command line resolves
+// Default ← file ← --set ← explicit global flags, validates, and passes the sections down.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"gorstar/usererr"
+)
+
+// Config is the whole pipeline configuration. `gorstar config show` prints it with its comments.
+type Config struct {
+	Run     Run     `toml:"run" comment:"Run directory, seed and compute device."`
+	Data    Data    `toml:"data" comment:"Training and evaluation data."`
+	Model   Model   `toml:"model" comment:"The policy model."`
+	Exec    Exec    `toml:"exec" comment:"The sandboxed Python tool environment."`
+	Reward  Reward  `toml:"reward" comment:"Answer grading."`
+	Rollout Rollout `toml:"rollout" comment:"Multi-turn rollouts: format, turns and sampling."`
+	SFT     SFT     `toml:"sft" comment:"Non-reasoning supervised warm-up."`
+	RL      RL      `toml:"rl" comment:"GRPO-RoC reinforcement learning."`
+	Eval    Eval    `toml:"eval" comment:"Evaluation: average pass@1 over k samples."`
+}
+
+// Default returns the built-in configuration: the laptop quickstart.
+func Default() Config {
+	return Config{
+		Run:     DefaultRun(),
+		Data:    DefaultData(),
+		Model:   DefaultModel(),
+		Exec:    DefaultExec(),
+		Reward:  DefaultReward(),
+		Rollout: DefaultRollout(),
+		SFT:     DefaultSFT(),
+		RL:      DefaultRL(),
+		Eval:    DefaultEval(),
+	}
+}
+
+// Validate checks every section; the error names the first bad key and what it allows.
+func (c Config) Validate() error {
+	for _, v := range []interface{ Validate() error }{c.Run, c.Data, c.Model, c.Exec, c.Reward, c.Rollout, c.SFT, c.RL, c.Eval} {
+		if err := v.Validate(); err != nil {
+			return usererr.Wrap(err)
+		}
+	}
+	return nil
+}
+
+// Load returns Default() overlaid with the TOML file at path, decoded strictly.
+func Load(path string) (Config, error) {
+	cfg := Default()
+	if path == "" {
+		return cfg, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, usererr.New("config %s: %v", path, unwrapPathError(err))
+	}
+	if err := Decode(&cfg, path, raw); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// Decode overlays the TOML document raw (named name in messages) on cfg. Unknown keys and values of
+// the wrong type are user errors of the form `name:LINE: unknown key "rl.lrr" (did you mean "rl.lr"?)`.
+func Decode(cfg *Config, name string, raw []byte) error {
+	dec := toml.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(cfg)
+	if err == nil {
+		return nil
+	}
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) && len(strict.Errors) > 0 {
+		e := strict.Errors[0]
+		row, _ := e.Position()
+		key := strings.Join(e.Key(), ".")
+		msg := fmt.Sprintf("%s:%d: unknown key %q", name, row, key)
+		if s := suggestKey(reflect.TypeOf(*cfg), e.Key()); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		return usererr.New("%s", msg)
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, _ := de.Position()
+		key := strings.Join(de.Key(), ".")
+		msg := strings.TrimPrefix(de.Error(), "toml: ")
+		if m := typeMismatch.FindStringSubmatch(msg); m != nil {
+			msg = fmt.Sprintf("expected %s, got a %s", goTypeWord(m[2]), m[1])
+		}
+		if key != "" {
+			return usererr.New("%s:%d: %s: %s", name, row, key, msg)
+		}
+		return usererr.New("%s:%d: %s", name, row, msg)
+	}
+	return usererr.New("%s: %v", name, err)
+}
+
+// TOML renders cfg as a commented TOML document.
+func (c Config) TOML() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := toml.NewEncoder(&buf)
+	enc.SetIndentTables(false)
+	if err := enc.Encode(c); err != nil {
+		return nil, fmt.Errorf("encode config: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Keys lists every settable key path of the schema ("rl.stages.max_turns" for fields of array
+// elements), sorted; used for suggestions and documentation.
+func Keys() []string {
+	var keys []string
+	collectKeys(reflect.TypeOf(Config{}), "", &keys)
+	sort.Strings(keys)
+	return keys
+}
+
+func collectKeys(t reflect.Type, prefix string, out *[]string) {
+	for t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || isLeafStruct(t) {
+		*out = append(*out, prefix)
+		return
+	}
+	for i := 0; i < t.NumField(); i++ {
+		name, ok := tomlName(t.Field(i))
+		if !ok {
+			continue
+		}
+		p := name
+		if prefix != "" {
+			p = prefix + "." + name
+		}
+		collectKeys(t.Field(i).Type, p, out)
+	}
+}
+
+// suggestKey finds the valid key closest to the unknown one among its siblings.
+func suggestKey(root reflect.Type, path []string) string {
+	t := root
+	for _, part := range path[:len(path)-1] {
+		for t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return ""
+		}
+		f, ok := fieldByTOMLName(t, part)
+		if !ok {
+			return ""
+		}
+		t = f.Type
+	}
+	for t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return ""
+	}
+	bad := path[len(path)-1]
+	best, bestDist := "", 1<<30
+	for i := 0; i < t.NumField(); i++ {
+		name, ok := tomlName(t.Field(i))
+		if !ok {
+			continue
+		}
+		if d := editDistance(bad, name); d < bestDist {
+			best, bestDist = name, d
+		}
+	}
+	if best == "" || bestDist > max(2, len(bad)/3) {
+		return ""
+	}
+	return strings.Join(append(append([]string{}, path[:len(path)-1]...), best), ".")
+}
+
+func tomlName(f reflect.StructField) (string, bool) {
+	if !f.IsExported() {
+		return "", false
+	}
+	tag := f.Tag.Get("toml")
+	if tag == "-" {
+		return "", false
+	}
+	name, _, _ := strings.Cut(tag, ",")
+	if name == "" {
+		name = f.Name
+	}
+	return name, true
+}
+
+func fieldByTOMLName(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		if n, ok := tomlName(t.Field(i)); ok && n == name {
+			return t.Field(i), true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+var typeMismatch = regexp.MustCompile(`cannot decode TOML (\w+) into struct field \S+ of type (\S+)`)
+
+func goTypeWord(t string) string {
+	switch {
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "bool":
+		return "true or false"
+	case t == "string":
+		return "a string"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	}
+	return "a " + t
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

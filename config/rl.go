@@ -1,0 +1,83 @@
+package config
+
+import "fmt"
+
+// RL configures GRPO-RoC: per step, PromptsPerStep prompts × Oversample·GroupSize rollouts, of
+// which RoC keeps GroupSize per prompt.
+type RL struct {
+	PromptsPerStep int     `toml:"prompts_per_step" comment:"Prompts per RL step (rStar2: 512)."`
+	GroupSize      int     `toml:"group_size" comment:"Rollouts kept per prompt, G (rStar2: 16)."`
+	Oversample     int     `toml:"oversample" comment:"Rollouts sampled per prompt = oversample × G before RoC (rStar2: 2)."`
+	RoC            string  `toml:"roc" comment:"Down-sampling: paper (probabilistic, ∝ 1/penalty), release (deterministic, drop equal-reward groups) or none (plain GRPO)."`
+	LR             float64 `toml:"lr" comment:"AdamW learning rate, constant after warm-up (rStar2: 1e-6)."`
+	WarmupSteps    int     `toml:"warmup_steps" comment:"Linear warm-up steps (rStar2: 20)."`
+	Beta1          float64 `toml:"beta1" comment:"AdamW β1."`
+	Beta2          float64 `toml:"beta2" comment:"AdamW β2."`
+	WeightDecay    float64 `toml:"weight_decay" comment:"AdamW decoupled weight decay."`
+	GradClip       float64 `toml:"grad_clip" comment:"Global gradient-norm clip."`
+	ClipLow        float64 `toml:"clip_low" comment:"PPO ratio clip below: 1 - clip_low."`
+	ClipHigh       float64 `toml:"clip_high" comment:"PPO ratio clip above: 1 + clip_high (clip-higher)."`
+	MiniBatches    int     `toml:"mini_batches" comment:"Optimizer steps per RL step (the release uses 1, so the ratio is always 1)."`
+	SaveEvery      int     `toml:"save_every" comment:"Checkpoint every N RL steps (0 = only at stage ends)."`
+	Stages         []Stage `toml:"stages" comment:"Stages run in order: longer responses, harder data."`
+}
+
+// Stage is one RL stage.
+type Stage struct {
+	Name              string `toml:"name" comment:"Stage name (checkpoint and metric label)."`
+	Steps             int    `toml:"steps" comment:"RL steps in this stage."`
+	MaxResponseTokens int    `toml:"max_response_tokens" comment:"Response budget: generated plus appended tool tokens."`
+	MaxTurns          int    `toml:"max_turns" comment:"Most assistant turns."`
+	Data              string `toml:"data" comment:"Problems for this stage; empty = [data] train."`
+	HardOnly          bool   `toml:"hard_only" comment:"Keep only problems the previous policy did not solve in every sample (rStar2 stage 3)."`
+	ResetOptimizer    bool   `toml:"reset_optimizer" comment:"Start the stage with fresh AdamW moments."`
+}
+
+func DefaultRL() RL {
+	return RL{
+		PromptsPerStep: 8, GroupSize: 8, Oversample: 2, RoC: "paper",
+		LR: 2e-4, WarmupSteps: 2, Beta1: 0.9, Beta2: 0.999, WeightDecay: 0.01, GradClip: 1.0,
+		ClipLow: 0.2, ClipHigh: 0.28, MiniBatches: 2,
+		Stages: []Stage{
+			{Name: "stage1", Steps: 10, MaxResponseTokens: 192, MaxTurns: 4},
+			{Name: "stage2", Steps: 5, MaxResponseTokens: 256, MaxTurns: 4},
+			{Name: "stage3", Steps: 5, MaxResponseTokens: 256, MaxTurns: 6, HardOnly: true, ResetOptimizer: true},
+		},
+	}
+}
+
+func (r RL) Validate() error {
+	err := firstError(
+		atLeast("rl.prompts_per_step", r.PromptsPerStep, 1),
+		atLeast("rl.group_size", r.GroupSize, 2),
+		atLeast("rl.oversample", r.Oversample, 1),
+		oneOf("rl.roc", r.RoC, "paper", "release", "none"),
+		between("rl.lr", r.LR, 0, 1),
+		atLeast("rl.warmup_steps", r.WarmupSteps, 0),
+		between("rl.beta1", r.Beta1, 0, 0.999999),
+		between("rl.beta2", r.Beta2, 0, 0.999999),
+		atLeast("rl.weight_decay", r.WeightDecay, 0),
+		atLeast("rl.grad_clip", r.GradClip, 0),
+		between("rl.clip_low", r.ClipLow, 0, 1),
+		atLeast("rl.clip_high", r.ClipHigh, 0),
+		atLeast("rl.mini_batches", r.MiniBatches, 1),
+		atLeast("rl.save_every", r.SaveEvery, 0),
+	)
+	if err != nil {
+		return err
+	}
+	if len(r.Stages) == 0 {
+		return fmt.Errorf("rl.stages: at least one stage is needed")
+	}
+	for i, s := range r.Stages {
+		p := fmt.Sprintf("rl.stages.%d", i)
+		if err := firstError(
+			atLeast(p+".steps", s.Steps, 1),
+			atLeast(p+".max_response_tokens", s.MaxResponseTokens, 8),
+			atLeast(p+".max_turns", s.MaxTurns, 1),
+		); err != nil {
+			return err
+		}
+	}
+	return nil
+}

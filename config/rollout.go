@@ -1,0 +1,24 @@
+package config
+
+// Rollout configures multi-turn tool-calling rollouts.
+type Rollout struct {
+	Template      string   `toml:"template" comment:"Chat template: a built-in name (rstar2, chatml) or a file path."`
+	MaxTurns      int      `toml:"max_turns" comment:"Most assistant turns per rollout (a tool call in the last one is not run)."`
+	ToolTextChars int      `toml:"tool_text_chars" comment:"Tool output shown to the model is cut to this many characters (head + marker + tail)."`
+	Temperature   float64  `toml:"temperature" comment:"Sampling temperature of RL rollouts."`
+	TopP          float64  `toml:"top_p" comment:"Nucleus sampling mass (1 = off)."`
+	Endpoints     []string `toml:"endpoints" comment:"OpenAI-compatible servers (vLLM, SGLang, gorstar serve) to roll out on; empty = the in-process engine."`
+}
+
+func DefaultRollout() Rollout {
+	return Rollout{Template: "rstar2", MaxTurns: 10, ToolTextChars: 256, Temperature: 1.0, TopP: 1.0}
+}
+
+func (r Rollout) Validate() error {
+	return firstError(
+		atLeast("rollout.max_turns", r.MaxTurns, 1),
+		atLeast("rollout.tool_text_chars", r.ToolTextChars, 16),
+		between("rollout.temperature", r.Temperature, 0, 10),
+		between("rollout.top_p", r.TopP, 1e-6, 1),
+	)
+}

@@ -1,0 +1,58 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Run says where a run's files go and what it runs on.
+type Run struct {
+	Name    string `toml:"name" comment:"Run name: files go to <dir>/<name>/ unless --run-dir says otherwise."`
+	Dir     string `toml:"dir" comment:"Parent directory of run directories."`
+	Seed    int64  `toml:"seed" comment:"Seed of every random choice (data order, init, sampling)."`
+	Threads int    `toml:"threads" comment:"CPU threads for kernels (0 = all cores)."`
+	Device  string `toml:"device" comment:"cpu, or rocm[:N] in a build with -tags rocm."`
+}
+
+func DefaultRun() Run {
+	return Run{Name: "quickstart", Dir: "runs", Seed: 1, Threads: 0, Device: "cpu"}
+}
+
+func (r Run) Validate() error {
+	if r.Name == "" || strings.ContainsAny(r.Name, `/\`) {
+		return fmt.Errorf("run.name: must be a non-empty name without slashes, got %q", r.Name)
+	}
+	if _, err := ParseDevice(r.Device); err != nil {
+		return fmt.Errorf("run.device: %v", err)
+	}
+	return atLeast("run.threads", r.Threads, 0)
+}
+
+// Device is a parsed device string: Kind "cpu" or "rocm", Index the GPU ordinal.
+type Device struct {
+	Kind  string
+	Index int
+}
+
+// ParseDevice reads "cpu", "rocm" or "rocm:N".
+func ParseDevice(s string) (Device, error) {
+	kind, idx, hasIdx := strings.Cut(s, ":")
+	switch kind {
+	case "cpu":
+		if hasIdx {
+			return Device{}, fmt.Errorf("must be cpu, rocm or rocm:N, got %q", s)
+		}
+		return Device{Kind: "cpu"}, nil
+	case "rocm":
+		if !hasIdx {
+			return Device{Kind: "rocm"}, nil
+		}
+		n, err := strconv.Atoi(idx)
+		if err != nil || n < 0 {
+			return Device{}, fmt.Errorf("must be cpu, rocm or rocm:N, got %q", s)
+		}
+		return Device{Kind: "rocm", Index: n}, nil
+	}
+	return Device{}, fmt.Errorf("must be cpu, rocm or rocm:N, got %q", s)
+}
