@@ -1,0 +1,191 @@
+package tokenizer
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gorstar/usererr"
+)
+
+// Tokenizer encodes text to ids and back. Build one with Load, LoadFile or Parse.
+type Tokenizer struct {
+	tokens      []string // id → vocabulary string (byte-level characters, or an added token's content)
+	vocab       map[string]int32
+	added       []AddedToken // sorted longest content first, for matching
+	addedByID   map[int32]AddedToken
+	matcher     addedMatcher
+	normalize   normalizer
+	pretokenize pretokenizer
+	bpe         bpeModel
+}
+
+// Load reads DIR/tokenizer.json.
+func Load(dir string) (*Tokenizer, error) {
+	return LoadFile(filepath.Join(dir, "tokenizer.json"))
+}
+
+// LoadFile reads a tokenizer.json file. Problems with the file's content are user errors naming
+// the file.
+func LoadFile(path string) (*Tokenizer, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, usererr.New("%s: no such tokenizer file", path)
+		}
+		return nil, fmt.Errorf("read tokenizer %s: %w", path, err)
+	}
+	t, err := Parse(data)
+	if err != nil {
+		return nil, usererr.New("%s: %v", path, err)
+	}
+	return t, nil
+}
+
+// Parse builds a Tokenizer from the bytes of a tokenizer.json file.
+func Parse(data []byte) (*Tokenizer, error) {
+	var f fileJSON
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("invalid tokenizer JSON: %w", err)
+	}
+	if f.Model.Type != "BPE" && !(f.Model.Type == "" && f.Model.Vocab != nil) {
+		return nil, fmt.Errorf("model.type: only BPE is supported, got %q", f.Model.Type)
+	}
+	if f.Model.Dropout != nil && *f.Model.Dropout > 0 {
+		return nil, fmt.Errorf("model.dropout: BPE dropout is not supported, got %v", *f.Model.Dropout)
+	}
+	if p := f.Model.ContinuingSubwordPrefix; p != nil && *p != "" {
+		return nil, fmt.Errorf("model.continuing_subword_prefix: not supported, got %q", *p)
+	}
+	if p := f.Model.EndOfWordSuffix; p != nil && *p != "" {
+		return nil, fmt.Errorf("model.end_of_word_suffix: not supported, got %q", *p)
+	}
+	t := &Tokenizer{vocab: f.Model.Vocab, addedByID: map[int32]AddedToken{}}
+	if t.vocab == nil {
+		t.vocab = map[string]int32{}
+	}
+	size := int32(0)
+	for tok, id := range t.vocab {
+		if id < 0 {
+			return nil, fmt.Errorf("model.vocab[%q]: negative id %d", tok, id)
+		}
+		size = max(size, id+1)
+	}
+	for _, a := range f.AddedTokens {
+		if a.Content == "" {
+			return nil, fmt.Errorf("added_tokens id %d: empty content", a.ID)
+		}
+		if a.ID < 0 {
+			return nil, fmt.Errorf("added_tokens %q: negative id %d", a.Content, a.ID)
+		}
+		size = max(size, a.ID+1)
+		t.addedByID[a.ID] = a
+		t.added = append(t.added, a)
+	}
+	t.tokens = make([]string, size)
+	for tok, id := range t.vocab {
+		t.tokens[id] = tok
+	}
+	for _, a := range t.added {
+		t.tokens[a.ID] = a.Content
+	}
+	t.matcher = newAddedMatcher(t.added)
+
+	var err error
+	if t.normalize, err = parseNormalizer(f.Normalizer); err != nil {
+		return nil, fmt.Errorf("normalizer: %w", err)
+	}
+	var byteLevel bool
+	if t.pretokenize, byteLevel, err = parsePreTokenizer(f.PreTokenizer); err != nil {
+		return nil, fmt.Errorf("pre_tokenizer: %w", err)
+	}
+	if !byteLevel {
+		return nil, fmt.Errorf("pre_tokenizer: only byte-level BPE is supported (no ByteLevel step found)")
+	}
+	var unk int32 = -1
+	if u := f.Model.UnkToken; u != nil && *u != "" {
+		id, ok := t.vocab[*u]
+		if !ok {
+			return nil, fmt.Errorf("model.unk_token %q is not in the vocabulary", *u)
+		}
+		unk = id
+	}
+	if t.bpe, err = newBPEModel(t.vocab, f.Model.Merges, unk, f.Model.IgnoreMerges); err != nil {
+		return nil, fmt.Errorf("model.merges: %w", err)
+	}
+	return t, nil
+}
+
+// VocabSize is one more than the largest id (the size of an embedding table that covers every token).
+func (t *Tokenizer) VocabSize() int { return len(t.tokens) }
+
+// TokenToID returns the id of a vocabulary string or added token's content.
+func (t *Tokenizer) TokenToID(token string) (int32, bool) {
+	for _, a := range t.added {
+		if a.Content == token {
+			return a.ID, true
+		}
+	}
+	id, ok := t.vocab[token]
+	return id, ok
+}
+
+// IDToToken returns the vocabulary string of an id (byte-level characters, e.g. "Ġthe"), or an
+// added token's content. It returns "" and false for ids outside the vocabulary.
+func (t *Tokenizer) IDToToken(id int32) (string, bool) {
+	if id < 0 || int(id) >= len(t.tokens) {
+		return "", false
+	}
+	if _, ok := t.addedByID[id]; ok {
+		return t.tokens[id], true
+	}
+	if _, ok := t.vocab[t.tokens[id]]; !ok {
+		return "", false // a hole in the id range
+	}
+	return t.tokens[id], true
+}
+
+// AddedTokens lists the added tokens in id order.
+func (t *Tokenizer) AddedTokens() []AddedToken {
+	out := make([]AddedToken, 0, len(t.addedByID))
+	for id := int32(0); int(id) < len(t.tokens); id++ {
+		if a, ok := t.addedByID[id]; ok {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// IsSpecial reports whether id is an added token marked special (a control token).
+func (t *Tokenizer) IsSpecial(id int32) bool {
+	a, ok := t.addedByID[id]
+	return ok && a.Special
+}
+
+// MustID returns the id of a token known to exist, for callers that checked the vocabulary once
+// (for example with RequireTokens).
+func (t *Tokenizer) MustID(token string) int32 {
+	id, ok := t.TokenToID(token)
+	if !ok {
+		panic(fmt.Sprintf("tokenizer: token %q is not in the vocabulary", token))
+	}
+	return id
+}
+
+// RequireTokens returns an error naming every token of the list that the vocabulary lacks.
+func (t *Tokenizer) RequireTokens(tokens ...string) error {
+	var missing []string
+	for _, tok := range tokens {
+		if _, ok := t.TokenToID(tok); !ok {
+			missing = append(missing, tok)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("tokenizer lacks the tokens %s", strings.Join(missing, " "))
+	}
+	return nil
+}
