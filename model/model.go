@@ -78,4 +78,3 @@ func (m *Model) ZeroGrads() {
 	}
 	m.Grads.All.Zero()
 }
-
