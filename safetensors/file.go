@@ -1,0 +1,172 @@
+package safetensors
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"syscall"
+
+	"gorstar/usererr"
+)
+
+// File is an open, memory-mapped safetensors file. Its methods are safe for concurrent use until
+// Close, which unmaps the data: slices from Raw must not be used after it.
+type File struct {
+	path string
+	data []byte // the whole file, mapped read-only; nil for an empty mapping
+	*header
+}
+
+// Open maps the safetensors file at path and validates its header.
+func Open(path string) (*File, error) {
+	fd, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+			return nil, usererr.Wrap(err)
+		}
+		return nil, err
+	}
+	defer fd.Close() // the mapping outlives the descriptor
+	st, err := fd.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, usererr.New("%s: is a directory, want a .safetensors file", path)
+	}
+	size := st.Size()
+	if size < 8 {
+		return nil, usererr.New("%s: truncated: %d bytes, need at least 8 for the header length", path, size)
+	}
+	if size > math.MaxInt {
+		return nil, usererr.New("%s: %d bytes is too large to map", path, size)
+	}
+	data, err := syscall.Mmap(int(fd.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("map %s: %w", path, err)
+	}
+	h, err := parseHeader(path, data)
+	if err != nil {
+		syscall.Munmap(data)
+		return nil, err
+	}
+	return &File{path: path, data: data, header: h}, nil
+}
+
+// Close unmaps the file. Calling it twice is harmless.
+func (f *File) Close() error {
+	if f.data == nil {
+		return nil
+	}
+	err := syscall.Munmap(f.data)
+	f.data = nil
+	if err != nil {
+		return fmt.Errorf("unmap %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// Path is the file's path as given to Open.
+func (f *File) Path() string { return f.path }
+
+// Names lists the tensors in the file, sorted.
+func (f *File) Names() []string { return append([]string(nil), f.names...) }
+
+// Metadata is the header's "__metadata__" map (nil when absent). The caller must not modify it.
+func (f *File) Metadata() map[string]string { return f.metadata }
+
+// Has reports whether the file holds a tensor called name.
+func (f *File) Has(name string) bool {
+	_, ok := f.tensors[name]
+	return ok
+}
+
+// Info returns a tensor's dtype, shape and byte range.
+func (f *File) Info(name string) (Info, error) {
+	t, ok := f.tensors[name]
+	if !ok {
+		return Info{}, usererr.New("%s: tensor %q not found", f.path, name)
+	}
+	t.Shape = append([]int(nil), t.Shape...)
+	return t, nil
+}
+
+// Raw returns a tensor's bytes (little-endian, in its own dtype) as a view into the mapping,
+// valid until Close.
+func (f *File) Raw(name string) ([]byte, Info, error) {
+	t, err := f.Info(name)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	if f.data == nil {
+		return nil, Info{}, fmt.Errorf("read %s tensor %q: file is closed", f.path, name)
+	}
+	return f.data[f.dataAt+t.Begin : f.dataAt+t.End], t, nil
+}
+
+// Float32 returns a float tensor converted to float32 (exactly: BF16 and F16 widen without
+// rounding) and its shape.
+func (f *File) Float32(name string) ([]float32, []int, error) {
+	t, err := f.Info(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	dst := make([]float32, t.Elements())
+	if err := f.ReadFloat32(name, dst); err != nil {
+		return nil, nil, err
+	}
+	return dst, t.Shape, nil
+}
+
+// ReadFloat32 converts a float tensor into dst, which must hold exactly its elements; loading
+// into preallocated model buffers avoids a second copy.
+func (f *File) ReadFloat32(name string, dst []float32) error {
+	raw, t, err := f.Raw(name)
+	if err != nil {
+		return err
+	}
+	if int64(len(dst)) != t.Elements() {
+		return usererr.New("%s: tensor %q has shape %v (%d elements), want %d elements", f.path, name, t.Shape, t.Elements(), len(dst))
+	}
+	switch t.DType {
+	case F32:
+		for i := range dst {
+			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+	case BF16:
+		for i := range dst {
+			dst[i] = BF16ToFloat32(binary.LittleEndian.Uint16(raw[2*i:]))
+		}
+	case F16:
+		for i := range dst {
+			dst[i] = F16ToFloat32(binary.LittleEndian.Uint16(raw[2*i:]))
+		}
+	default:
+		return usererr.New("%s: tensor %q has dtype %s, want F32, BF16 or F16", f.path, name, t.DType)
+	}
+	return nil
+}
+
+// Int64 returns an integer tensor (I32 or I64) widened to int64, and its shape.
+func (f *File) Int64(name string) ([]int64, []int, error) {
+	raw, t, err := f.Raw(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	dst := make([]int64, t.Elements())
+	switch t.DType {
+	case I32:
+		for i := range dst {
+			dst[i] = int64(int32(binary.LittleEndian.Uint32(raw[4*i:])))
+		}
+	case I64:
+		for i := range dst {
+			dst[i] = int64(binary.LittleEndian.Uint64(raw[8*i:]))
+		}
+	default:
+		return nil, nil, usererr.New("%s: tensor %q has dtype %s, want I32 or I64", f.path, name, t.DType)
+	}
+	return dst, t.Shape, nil
+}
