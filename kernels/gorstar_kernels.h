@@ -28,6 +28,7 @@ extern "C" {
 /* ---- runtime ---------------------------------------------------------------------------- */
 const char *gk_backend_name(void);          /* "cpu-avx512", "cpu-avx2", "cpu-generic", "rocm-gfx90a", ... */
 int gk_init(int device, int threads);       /* 0 on success; threads <= 0 means all cores */
+int gk_threads(void);                       /* the thread count gk_init chose */
 const char *gk_last_error(void);            /* message of the last failure, "" if none */
 void *gk_alloc(size_t bytes);               /* 64-byte aligned, NULL on failure */
 void gk_free(void *p);

@@ -1,0 +1,29 @@
+//go:build !rocm
+
+package kernels
+
+/*
+#cgo CFLAGS: -O3 -fopenmp
+#cgo LDFLAGS: -fopenmp -lm
+*/
+import "C"
+
+import "unsafe"
+
+// Floats returns the buffer's float32 elements as a Go slice over the same memory on the CPU
+// backend (nil on device backends, and for the zero or an int32 Buf). Writes through it are writes
+// to the buffer.
+func (b Buf) Floats() []float32 {
+	if b.p == nil || b.dt != F32 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(b.p), b.n)
+}
+
+// Int32s is Floats for int32 buffers.
+func (b Buf) Int32s() []int32 {
+	if b.p == nil || b.dt != I32 {
+		return nil
+	}
+	return unsafe.Slice((*int32)(b.p), b.n)
+}

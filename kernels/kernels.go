@@ -1,0 +1,179 @@
+// Package kernels is gorstar's bridge to its numeric kernels: one C header (gorstar_kernels.h)
+// implemented for the CPU (C + OpenMP, the default build) and for ROCm GPUs (HIP, build tag rocm).
+//
+// Go owns the buffers and decides the order of calls; every op is one plain C function over raw
+// pointers and sizes, and C never calls back into Go. Buffers live on the backend's device (host
+// memory on the CPU). Conventions follow the header: row-major, weights [out, in] as in Hugging
+// Face, backward functions ADD into the gradient buffers they are given, a zero Buf is a NULL
+// pointer where the header allows one.
+//
+// Size checks: every function panics when a buffer is shorter than the sizes passed need, or has
+// the wrong dtype. Longer buffers are fine (a workspace sized for the largest batch can be reused);
+// Slice makes an exact view. A panic here is a programming error, not a user error.
+//
+// Threads: Init sets the thread count of every later call. The results are deterministic for a
+// fixed thread count; most ops give the same bits for any thread count.
+package kernels
+
+/*
+#include <stdlib.h>
+#include "gorstar_kernels.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// DType is the element type of a Buf.
+type DType uint8
+
+const (
+	F32 DType = iota // float32
+	I32              // int32 (token ids, positions, targets)
+)
+
+func (d DType) String() string {
+	if d == I32 {
+		return "int32"
+	}
+	return "float32"
+}
+
+// Buf is a buffer on the backend's device: a pointer, a length in elements and a dtype. The zero
+// value is the NULL pointer that optional arguments accept. Slice returns views that share memory;
+// only a Buf returned by Alloc or AllocI32 may be freed.
+type Buf struct {
+	p    unsafe.Pointer
+	n    int
+	dt   DType
+	view bool
+}
+
+var threadCount = 1
+
+// Init selects the device (0 on the CPU backend; the GPU index among HIP_VISIBLE_DEVICES on ROCm)
+// and the thread count (≤ 0: all cores). Call it once, before any other function.
+func Init(device, threads int) error {
+	if C.gk_init(C.int(device), C.int(threads)) != 0 {
+		return fmt.Errorf("init kernels device %d: %s", device, C.GoString(C.gk_last_error()))
+	}
+	threadCount = threads
+	if threads <= 0 {
+		threadCount = int(C.gk_threads())
+	}
+	return nil
+}
+
+// Backend names the implementation in use, e.g. "cpu-avx2" or "rocm-gfx90a".
+func Backend() string { return C.GoString(C.gk_backend_name()) }
+
+// Threads returns the thread count set by Init.
+func Threads() int { return threadCount }
+
+func alloc(n int, dt DType) Buf {
+	if n < 0 {
+		panic(fmt.Sprintf("kernels: alloc of %d elements", n))
+	}
+	p := C.gk_alloc(C.size_t(n) * 4)
+	if p == nil {
+		panic(fmt.Sprintf("kernels: alloc of %d elements (%d bytes): %s", n, 4*n, C.GoString(C.gk_last_error())))
+	}
+	return Buf{p: p, n: n, dt: dt}
+}
+
+// Alloc returns an uninitialized float32 buffer of n elements.
+func Alloc(n int) Buf { return alloc(n, F32) }
+
+// AllocI32 returns an uninitialized int32 buffer of n elements.
+func AllocI32(n int) Buf { return alloc(n, I32) }
+
+// Free releases a buffer from Alloc or AllocI32. Freeing the zero Buf does nothing; freeing a view panics.
+func (b Buf) Free() {
+	if b.p == nil {
+		return
+	}
+	if b.view {
+		panic("kernels: Free of a view made by Slice")
+	}
+	C.gk_free(b.p)
+}
+
+// Len is the length in elements.
+func (b Buf) Len() int { return b.n }
+
+// DType is the element type.
+func (b Buf) DType() DType { return b.dt }
+
+// IsNil reports whether b is the zero (NULL) buffer.
+func (b Buf) IsNil() bool { return b.p == nil }
+
+// Slice returns the view of n elements starting at off.
+func (b Buf) Slice(off, n int) Buf {
+	if off < 0 || n < 0 || off+n > b.n {
+		panic(fmt.Sprintf("kernels: Slice(%d, %d) of a buffer of %d elements", off, n, b.n))
+	}
+	return Buf{p: unsafe.Add(b.p, 4*off), n: n, dt: b.dt, view: true}
+}
+
+// Zero sets every element to zero.
+func (b Buf) Zero() {
+	if b.n > 0 {
+		C.gk_memset_zero(b.p, C.size_t(4*b.n))
+	}
+}
+
+func (b Buf) mustHost(op string, n int, dt DType) {
+	if b.dt != dt {
+		panic(fmt.Sprintf("kernels: %s on a %s buffer, want %s", op, b.dt, dt))
+	}
+	if n > b.n {
+		panic(fmt.Sprintf("kernels: %s of %d elements into a buffer of %d", op, n, b.n))
+	}
+}
+
+// CopyFrom copies src from host memory into the first len(src) elements.
+func (b Buf) CopyFrom(src []float32) {
+	b.mustHost("CopyFrom", len(src), F32)
+	if len(src) > 0 {
+		C.gk_copy_to_device(b.p, unsafe.Pointer(&src[0]), C.size_t(4*len(src)))
+	}
+}
+
+// CopyTo copies the first len(dst) elements to host memory.
+func (b Buf) CopyTo(dst []float32) {
+	b.mustHost("CopyTo", len(dst), F32)
+	if len(dst) > 0 {
+		C.gk_copy_to_host(unsafe.Pointer(&dst[0]), b.p, C.size_t(4*len(dst)))
+	}
+}
+
+// CopyFromI32 copies src from host memory into the first len(src) elements.
+func (b Buf) CopyFromI32(src []int32) {
+	b.mustHost("CopyFromI32", len(src), I32)
+	if len(src) > 0 {
+		C.gk_copy_to_device(b.p, unsafe.Pointer(&src[0]), C.size_t(4*len(src)))
+	}
+}
+
+// CopyToI32 copies the first len(dst) elements to host memory.
+func (b Buf) CopyToI32(dst []int32) {
+	b.mustHost("CopyToI32", len(dst), I32)
+	if len(dst) > 0 {
+		C.gk_copy_to_host(unsafe.Pointer(&dst[0]), b.p, C.size_t(4*len(dst)))
+	}
+}
+
+// Copy copies all of src into the start of dst, on the device.
+func Copy(dst, src Buf) {
+	if dst.n < src.n || dst.dt != src.dt {
+		panic(fmt.Sprintf("kernels: Copy of %d %s into %d %s", src.n, src.dt, dst.n, dst.dt))
+	}
+	if src.n > 0 {
+		C.gk_copy_device(dst.p, src.p, C.size_t(4*src.n))
+	}
+}
+
+// Synchronize waits for the device to finish queued work (a no-op on the CPU).
+func Synchronize() { C.gk_synchronize() }

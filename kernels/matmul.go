@@ -1,0 +1,73 @@
+package kernels
+
+/*
+#include "gorstar_kernels.h"
+*/
+import "C"
+
+import "fmt"
+
+// matrixLen is the number of elements a row-major rows x cols matrix with leading dimension ld spans.
+func matrixLen(rows, cols, ld int) int {
+	if rows == 0 || cols == 0 {
+		return 0
+	}
+	return (rows-1)*ld + cols
+}
+
+// SGEMM computes C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, row-major, op = transpose
+// when trans is true. With beta 0, C is not read.
+func SGEMM(transA, transB bool, M, N, K int, alpha float32, A Buf, lda int, B Buf, ldb int, beta float32, C_ Buf, ldc int) {
+	dims("SGEMM", "M", M, "N", N, "K", K)
+	ar, ac := M, K
+	if transA {
+		ar, ac = K, M
+	}
+	br, bc := K, N
+	if transB {
+		br, bc = N, K
+	}
+	if ac > lda && ar > 0 || bc > ldb && br > 0 || N > ldc && M > 0 {
+		panic(fmt.Sprintf("kernels: SGEMM: leading dimensions lda=%d ldb=%d ldc=%d too small for M=%d N=%d K=%d transA=%v transB=%v",
+			lda, ldb, ldc, M, N, K, transA, transB))
+	}
+	need("SGEMM", "A", A, matrixLen(ar, ac, lda), F32)
+	need("SGEMM", "B", B, matrixLen(br, bc, ldb), F32)
+	need("SGEMM", "C", C_, matrixLen(M, N, ldc), F32)
+	C.gk_sgemm(cbool(transA), cbool(transB), C.int(M), C.int(N), C.int(K), C.float(alpha), fp(A), C.int(lda),
+		fp(B), C.int(ldb), C.float(beta), fp(C_), C.int(ldc))
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// LinearForward computes y[T,out] = x[T,in] * w[out,in]^T + b[out]; b may be the zero Buf.
+func LinearForward(y, x, w, b Buf, T, in, out int) {
+	dims("LinearForward", "T", T, "in", in, "out", out)
+	need("LinearForward", "y", y, T*out, F32)
+	need("LinearForward", "x", x, T*in, F32)
+	need("LinearForward", "w", w, out*in, F32)
+	optional("LinearForward", "b", b, out, F32)
+	C.gk_linear_forward(fp(y), fp(x), fp(w), fp(b), C.int(T), C.int(in), C.int(out))
+}
+
+// LinearBackward adds dx += dy*w, dw += dy^T*x and db += column sums of dy; any of dx, dw, db may
+// be the zero Buf.
+func LinearBackward(dx, dw, db, dy, x, w Buf, T, in, out int) {
+	dims("LinearBackward", "T", T, "in", in, "out", out)
+	optional("LinearBackward", "dx", dx, T*in, F32)
+	optional("LinearBackward", "dw", dw, out*in, F32)
+	optional("LinearBackward", "db", db, out, F32)
+	need("LinearBackward", "dy", dy, T*out, F32)
+	if !dx.IsNil() {
+		need("LinearBackward", "w", w, out*in, F32)
+	}
+	if !dw.IsNil() {
+		need("LinearBackward", "x", x, T*in, F32)
+	}
+	C.gk_linear_backward(fp(dx), fp(dw), fp(db), fp(dy), fp(x), fp(w), C.int(T), C.int(in), C.int(out))
+}

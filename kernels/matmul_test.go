@@ -1,0 +1,150 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// refGEMM returns alpha*op(A)*op(B) + beta*C in float64 and the bound sum|a||b| per element used
+// for the float32 tolerance.
+func refGEMM(tA, tB bool, M, N, K int, alpha float64, A []float64, lda int, B []float64, ldb int, beta float64, C []float64, ldc int) (want, bound []float64) {
+	want = append([]float64(nil), C...)
+	bound = make([]float64, len(C))
+	for i := 0; i < M; i++ {
+		for j := 0; j < N; j++ {
+			s, abs := 0.0, 0.0
+			for p := 0; p < K; p++ {
+				var a, b float64
+				if tA {
+					a = A[p*lda+i]
+				} else {
+					a = A[i*lda+p]
+				}
+				if tB {
+					b = B[j*ldb+p]
+				} else {
+					b = B[p*ldb+j]
+				}
+				s += a * b
+				abs += math.Abs(a * b)
+			}
+			c := alpha * s
+			if beta != 0 {
+				c += beta * C[i*ldc+j]
+			}
+			want[i*ldc+j] = c
+			bound[i*ldc+j] = math.Abs(alpha)*abs + math.Abs(beta*C[i*ldc+j])
+		}
+	}
+	return want, bound
+}
+
+func TestSGEMM(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	shapes := [][3]int{{1, 1, 1}, {1, 37, 19}, {7, 1, 5}, {5, 9, 0}, {13, 17, 33}, {6, 16, 256}, {70, 45, 300},
+		{129, 67, 513}, {33, 200, 7}, {300, 130, 260}}
+	for _, s := range shapes {
+		for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+			for _, ab := range [][2]float64{{1, 0}, {0.5, 1}, {-2, 0.25}} {
+				M, N, K := s[0], s[1], s[2]
+				tA, tB := tr[0], tr[1]
+				ar, ac, br, bc := M, K, K, N
+				if tA {
+					ar, ac = K, M
+				}
+				if tB {
+					br, bc = N, K
+				}
+				lda, ldb, ldc := ac+r.IntN(3), bc+r.IntN(3), N+r.IntN(3)
+				A := rounded(randn(r, max(1, ar*lda), 1))
+				B := rounded(randn(r, max(1, br*ldb), 1))
+				Cm := rounded(randn(r, max(1, M*ldc), 1))
+				name := fmt.Sprintf("%dx%dx%d/tA=%v/tB=%v/alpha=%g/beta=%g", M, N, K, tA, tB, ab[0], ab[1])
+				want, bound := refGEMM(tA, tB, M, N, K, ab[0], A, lda, B, ldb, ab[1], Cm, ldc)
+				cb := buf(t, Cm)
+				if ab[1] == 0 { // beta 0 must not read C: poison it
+					f := cb.Floats()
+					for i := range f {
+						f[i] = float32(math.NaN())
+					}
+				}
+				SGEMM(tA, tB, M, N, K, float32(ab[0]), buf(t, A), lda, buf(t, B), ldb, float32(ab[1]), cb, ldc)
+				got := read(cb)
+				for i := 0; i < M; i++ {
+					for j := 0; j < N; j++ {
+						o := i*ldc + j
+						if d := math.Abs(got[o] - want[o]); !(d <= 1e-6*bound[o]*float64(K+4)+1e-6) {
+							t.Fatalf("%s: C[%d,%d] = %g, want %g", name, i, j, got[o], want[o])
+						}
+					}
+					for j := N; j < ldc && ab[1] != 0; j++ { // padding untouched
+						if got[i*ldc+j] != Cm[i*ldc+j] {
+							t.Fatalf("%s: wrote padding C[%d,%d]", name, i, j)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestSGEMMThreadCounts(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	M, N, K := 301, 257, 300
+	A, B := buf(t, randn(r, M*K, 1)), buf(t, randn(r, K*N, 1))
+	run := func(threads int) []float64 {
+		if err := Init(0, threads); err != nil {
+			t.Fatal(err)
+		}
+		c := zeros(t, M*N)
+		SGEMM(false, false, M, N, K, 1, A, K, B, N, 0, c, N)
+		return read(c)
+	}
+	defer Init(0, 2)
+	one, two, again := run(1), run(2), run(2)
+	closeTo(t, "2 threads vs 1", two, one, 1e-4, 1e-5)
+	for i := range two {
+		if two[i] != again[i] {
+			t.Fatalf("two runs at 2 threads differ at %d: %g vs %g", i, two[i], again[i])
+		}
+	}
+}
+
+func TestLinear(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	T, in, out := 5, 7, 6
+	x, w, b := rounded(randn(r, T*in, 1)), rounded(randn(r, out*in, 1)), rounded(randn(r, out, 1))
+	dy := rounded(randn(r, T*out, 1))
+	for _, withBias := range []bool{true, false} {
+		bias, bb := b, buf(t, b)
+		if !withBias {
+			bias, bb = nil, Buf{}
+		}
+		y := zeros(t, T*out)
+		LinearForward(y, buf(t, x), buf(t, w), bb, T, in, out)
+		closeTo(t, "y", read(y), refLinear(x, w, bias, T, in, out), 1e-5, 1e-5)
+
+		// Gradients add into what is there: start from ones and subtract them after.
+		ones := func(n int) Buf {
+			o := make([]float64, n)
+			for i := range o {
+				o[i] = 1
+			}
+			return buf(t, o)
+		}
+		dx, dw, db := ones(T*in), ones(out*in), ones(out)
+		LinearBackward(dx, dw, db, buf(t, dy), buf(t, x), buf(t, w), T, in, out)
+		loss := func(x, w, b []float64) float64 { return dotAll(dy, refLinear(x, w, b, T, in, out)) }
+		sub1 := func(v []float64) []float64 {
+			for i := range v {
+				v[i]--
+			}
+			return v
+		}
+		closeTo(t, "dx", sub1(read(dx)), numericGrad(func(v []float64) float64 { return loss(v, w, b) }, x), 1e-4, 1e-4)
+		closeTo(t, "dw", sub1(read(dw)), numericGrad(func(v []float64) float64 { return loss(x, v, b) }, w), 1e-4, 1e-4)
+		closeTo(t, "db", sub1(read(db)), numericGrad(func(v []float64) float64 { return loss(x, w, v) }, b), 1e-4, 1e-4)
+	}
+}

@@ -1,0 +1,57 @@
+//go:build !rocm
+
+/* runtime_cpu.c — the CPU backend's runtime: thread count, host allocations, copies. */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+void gk_sgemm_select_kernel(void); /* matmul.c */
+const char *gk_sgemm_kernel_name(void);
+
+static int threads_in_use = 1;
+static __thread char last_error[256];
+
+int gk_threads(void) { return threads_in_use; }
+
+void gk_set_error(const char *msg) { snprintf(last_error, sizeof last_error, "%s", msg); }
+
+const char *gk_last_error(void) { return last_error; }
+
+const char *gk_backend_name(void) { return gk_sgemm_kernel_name(); }
+
+int gk_init(int device, int threads) {
+    if (device > 0) {
+        snprintf(last_error, sizeof last_error, "the cpu backend has only device 0, got %d", device);
+        return -1;
+    }
+    if (threads <= 0) threads = omp_get_num_procs();
+    threads_in_use = threads;
+    gk_sgemm_select_kernel();
+    last_error[0] = 0;
+    return 0;
+}
+
+void *gk_alloc(size_t bytes) {
+    void *p = NULL;
+    if (bytes == 0) bytes = 64;
+    if (posix_memalign(&p, 64, (bytes + 63) / 64 * 64) != 0) {
+        gk_set_error("out of host memory");
+        return NULL;
+    }
+    return p;
+}
+
+void gk_free(void *p) { free(p); }
+
+void gk_memset_zero(void *p, size_t bytes) { memset(p, 0, bytes); }
+
+void gk_copy_to_device(void *dst, const void *src_host, size_t bytes) { memmove(dst, src_host, bytes); }
+
+void gk_copy_to_host(void *dst_host, const void *src, size_t bytes) { memmove(dst_host, src, bytes); }
+
+void gk_copy_device(void *dst, const void *src, size_t bytes) { memmove(dst, src, bytes); }
+
+void gk_synchronize(void) {}
