@@ -103,6 +103,35 @@ const corpus = [
   "",
 ];
 
+// Random strings over an alphabet chosen to hit every branch of the split pattern: whitespace of
+// several kinds, letters, digits, punctuation, apostrophes before contraction letters, CJK, emoji,
+// combining marks and added tokens. A fixed seed keeps the fixture reproducible.
+const alphabet = [
+  " ", " ", " ", "  ", "\n", "\n", "\r", "\r\n", "\t", "\u00a0", "\u3000",
+  "a", "b", "z", "A", "Z", "é", "ß", "ж", "λ", "the", "The", "ing", "tion",
+  "0", "1", "7", "42", "3.5", "²", "½",
+  ".", ",", "!", "?", "-", "_", "(", ")", "{", "}", "\\", "$", "=", "<", ">", "/", "*", "#", "\"",
+  "'", "'", "s", "t", "re", "ve", "m", "ll", "d", "S", "LL",
+  "中", "文", "字", "の", "カ", "한",
+  "😀", "👍🏽", "🇫🇷", "\u200d", "\u0301", "\u0308",
+  "<|im_start|>", "<|im_end|>", "<think>", "</tool_call>", "<|endoftext|>", "<|im_",
+];
+let seed = 20260411;
+function random() {
+  // mulberry32
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = seed;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+for (let i = 0; i < 150; i++) {
+  const n = 1 + Math.floor(random() * 24);
+  let text = "";
+  for (let j = 0; j < n; j++) text += alphabet[Math.floor(random() * alphabet.length)];
+  corpus.push(text);
+}
+
 const cases = corpus.map((text) => ({
   text,
   ids: Array.from(tokenizer.encode(text, { add_special_tokens: false })),
