@@ -1,0 +1,249 @@
+package model
+
+import (
+	"fmt"
+
+	"gorstar/kernels"
+)
+
+// KVCache holds the keys and values of one sequence for every layer, preallocated for a fixed
+// number of tokens. Layer i's keys are one contiguous [capacity, kvHeads, headDim] block, its
+// values the next, so the first Len() rows are exactly the [1, Lk, kvHeads, headDim] tensor the
+// attention kernel takes. A cache belongs to one sequence; Decoder.Step appends to it.
+type KVCache struct {
+	buf      kernels.Buf
+	capacity int
+	length   int
+	kvDim    int
+}
+
+// NewKVCache allocates a cache for capacity tokens.
+func (m *Model) NewKVCache(capacity int) (*KVCache, error) {
+	if capacity <= 0 {
+		return nil, fmt.Errorf("new kv cache: capacity %d tokens, want > 0", capacity)
+	}
+	kv := m.Config.KVDim()
+	return &KVCache{buf: kernels.Alloc(2 * m.Config.NumHiddenLayers * capacity * kv), capacity: capacity, kvDim: kv}, nil
+}
+
+// KVCacheFloats is the number of floats a cache of capacity tokens takes.
+func (c Config) KVCacheFloats(capacity int) int { return 2 * c.NumHiddenLayers * capacity * c.KVDim() }
+
+// Len is the number of tokens whose keys and values the cache holds.
+func (c *KVCache) Len() int { return c.length }
+
+// Cap is the number of tokens the cache can hold.
+func (c *KVCache) Cap() int { return c.capacity }
+
+// Truncate forgets every token from position n on (n ≤ Len), so they can be recomputed differently.
+func (c *KVCache) Truncate(n int) {
+	if n < 0 || n > c.length {
+		panic(fmt.Sprintf("model: KVCache.Truncate(%d) of a cache holding %d tokens", n, c.length))
+	}
+	c.length = n
+}
+
+// Free releases the cache's buffer.
+func (c *KVCache) Free() {
+	c.buf.Free()
+	c.buf = kernels.Buf{}
+}
+
+func (c *KVCache) keys(layer int) kernels.Buf {
+	return c.buf.Slice(2*layer*c.capacity*c.kvDim, c.capacity*c.kvDim)
+}
+
+func (c *KVCache) values(layer int) kernels.Buf {
+	return c.buf.Slice((2*layer+1)*c.capacity*c.kvDim, c.capacity*c.kvDim)
+}
+
+// DecodeInput is one sequence's share of a decode step: the tokens that follow what its cache
+// holds (one for a decode step, many for a prefill or an appended tool response).
+type DecodeInput struct {
+	Cache  *KVCache
+	Tokens []int32
+}
+
+// Decoder runs the incremental forward pass over a KV cache: every step takes, for several
+// sequences at once, the tokens that follow their caches, runs them through the linear layers as
+// one [T, C] batch (T = all new tokens of the step), attends per sequence over its cache, appends
+// the new keys and values, and returns the logits of each sequence's last new token. The kernels
+// are the training forward's, so log-probabilities agree with Model.Forward.
+//
+// Its buffers are sized once for at most MaxTokens new tokens and MaxSeqs sequences per step. A
+// Decoder uses the model's weights but none of its training state; the model must not train while
+// a step runs.
+type Decoder struct {
+	m                *Model
+	MaxTokens        int
+	MaxSeqs          int
+	ids, pos         kernels.Buf // int32 [T]
+	x, ln            kernels.Buf // [T,C]
+	q, k, v          kernels.Buf // [T,Q], [T,KV], [T,KV]
+	qRaw, kRaw       kernels.Buf // before q_norm/k_norm (Qwen3)
+	att, mid         kernels.Buf // [T,Q], [T,C]
+	gate, up, swiglu kernels.Buf // [T,I]
+	last, lastNorm   kernels.Buf // [S,C]
+	logits           kernels.Buf // [S,V]
+	targets, logprob kernels.Buf // [S]
+	all              []kernels.Buf
+	hostIDs, hostPos []int32
+	rows             int // sequences in the last step
+}
+
+// NewDecoder allocates a decoder for steps of at most maxTokens new tokens over at most maxSeqs
+// sequences.
+func (m *Model) NewDecoder(maxTokens, maxSeqs int) (*Decoder, error) {
+	if maxTokens <= 0 || maxSeqs <= 0 || maxSeqs > maxTokens {
+		return nil, fmt.Errorf("new decoder: %d tokens and %d sequences per step, want 0 < sequences ≤ tokens",
+			maxTokens, maxSeqs)
+	}
+	c := m.Config
+	T, S, C, I, Q, KV, V := maxTokens, maxSeqs, c.HiddenSize, c.IntermediateSize, c.QDim(), c.KVDim(), c.VocabSize
+	d := &Decoder{m: m, MaxTokens: T, MaxSeqs: S}
+	f := func(n int) kernels.Buf { b := kernels.Alloc(n); d.all = append(d.all, b); return b }
+	d.ids, d.pos = kernels.AllocI32(T), kernels.AllocI32(T)
+	d.targets = kernels.AllocI32(S)
+	d.all = append(d.all, d.ids, d.pos, d.targets)
+	d.x, d.ln, d.mid = f(T*C), f(T*C), f(T*C)
+	d.q, d.k, d.v, d.att = f(T*Q), f(T*KV), f(T*KV), f(T*Q)
+	if c.QKNorm() {
+		d.qRaw, d.kRaw = f(T*Q), f(T*KV)
+	}
+	d.gate, d.up, d.swiglu = f(T*I), f(T*I), f(T*I)
+	d.last, d.lastNorm, d.logits, d.logprob = f(S*C), f(S*C), f(S*V), f(S)
+	d.hostIDs, d.hostPos = make([]int32, T), make([]int32, T)
+	return d, nil
+}
+
+// Close frees the decoder's buffers (not the caches).
+func (d *Decoder) Close() {
+	for _, b := range d.all {
+		b.Free()
+	}
+	d.all = nil
+}
+
+// Step runs one incremental forward pass. Each input's tokens are appended to its cache; the
+// logits of each input's last token are left in the decoder (see Logits and LogProbs), row i for
+// in[i]. An error (too many tokens, a full cache, a bad id) leaves every cache unchanged.
+func (d *Decoder) Step(in []DecodeInput) error {
+	c := d.m.Config
+	if len(in) == 0 || len(in) > d.MaxSeqs {
+		return fmt.Errorf("decode step: %d sequences, want 1 to %d", len(in), d.MaxSeqs)
+	}
+	T := 0
+	for i, s := range in {
+		if len(s.Tokens) == 0 {
+			return fmt.Errorf("decode step: sequence %d has no new tokens", i)
+		}
+		if s.Cache.length+len(s.Tokens) > s.Cache.capacity {
+			return fmt.Errorf("decode step: sequence %d needs %d tokens of cache, it holds %d",
+				i, s.Cache.length+len(s.Tokens), s.Cache.capacity)
+		}
+		for j := i + 1; j < len(in); j++ {
+			if in[j].Cache == s.Cache {
+				return fmt.Errorf("decode step: sequences %d and %d share a cache", i, j)
+			}
+		}
+		for j, id := range s.Tokens {
+			if id < 0 || int(id) >= c.VocabSize {
+				return fmt.Errorf("decode step: sequence %d: token id %d outside the vocabulary [0, %d)", i, id, c.VocabSize)
+			}
+			if T >= d.MaxTokens {
+				return fmt.Errorf("decode step: more than %d new tokens", d.MaxTokens)
+			}
+			d.hostIDs[T] = id
+			d.hostPos[T] = int32(s.Cache.length + j)
+			T++
+		}
+	}
+	d.ids.CopyFromI32(d.hostIDs[:T])
+	d.pos.CopyFromI32(d.hostPos[:T])
+
+	C := c.HiddenSize
+	kernels.EmbeddingForward(d.x, d.ids, d.m.w.embed, T, C)
+	for l := 0; l < c.NumHiddenLayers; l++ {
+		d.layer(l, in, T)
+	}
+	// Gather each sequence's last row, then norm and lm_head on those rows only.
+	off := 0
+	for i, s := range in {
+		off += len(s.Tokens)
+		kernels.Copy(d.last.Slice(i*C, C), d.x.Slice((off-1)*C, C))
+	}
+	S := len(in)
+	kernels.RMSNormForward(d.lastNorm, kernels.Buf{}, d.last, d.m.w.finalNorm, S, C, float32(c.RMSNormEps))
+	kernels.LinearForward(d.logits, d.lastNorm, d.m.w.lmHead, kernels.Buf{}, S, C, c.VocabSize)
+	for _, s := range in {
+		s.Cache.length += len(s.Tokens)
+	}
+	d.rows = S
+	return nil
+}
+
+// layer runs decoder layer l over the step's T tokens in d.x (in place: d.x becomes the layer's
+// output), writing the new keys and values into each sequence's cache.
+func (d *Decoder) layer(l int, in []DecodeInput, T int) {
+	c := d.m.Config
+	w := d.m.w.layers[l]
+	C, I, Q, KV := c.HiddenSize, c.IntermediateSize, c.QDim(), c.KVDim()
+	nh, nkv, hd := c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim
+	eps, theta := float32(c.RMSNormEps), float32(c.RopeTheta)
+
+	kernels.RMSNormForward(d.ln, kernels.Buf{}, d.x, w.inNorm, T, C, eps)
+	q, k := d.q, d.k
+	if c.QKNorm() {
+		q, k = d.qRaw, d.kRaw
+	}
+	kernels.LinearForward(q, d.ln, w.q, w.qb, T, C, Q)
+	kernels.LinearForward(k, d.ln, w.k, w.kb, T, C, KV)
+	kernels.LinearForward(d.v, d.ln, w.v, w.vb, T, C, KV)
+	if c.QKNorm() {
+		kernels.RMSNormForward(d.q, kernels.Buf{}, d.qRaw, w.qNorm, T*nh, hd, eps)
+		kernels.RMSNormForward(d.k, kernels.Buf{}, d.kRaw, w.kNorm, T*nkv, hd, eps)
+	}
+	kernels.RoPEForward(d.q, d.pos, T, nh, hd, theta)
+	kernels.RoPEForward(d.k, d.pos, T, nkv, hd, theta)
+	off := 0
+	for _, s := range in {
+		n, past := len(s.Tokens), s.Cache.length
+		keys, values := s.Cache.keys(l), s.Cache.values(l)
+		kernels.Copy(keys.Slice(past*KV, n*KV), d.k.Slice(off*KV, n*KV))
+		kernels.Copy(values.Slice(past*KV, n*KV), d.v.Slice(off*KV, n*KV))
+		Lk := past + n
+		kernels.AttentionForward(d.att.Slice(off*Q, n*Q), kernels.Buf{}, d.q.Slice(off*Q, n*Q),
+			keys.Slice(0, Lk*KV), values.Slice(0, Lk*KV), 1, n, Lk, nh, nkv, hd, d.m.attentionScale())
+		off += n
+	}
+	kernels.LinearForward(d.mid, d.att, w.o, kernels.Buf{}, T, Q, C)
+	kernels.Add(d.mid, d.x, T*C)
+
+	kernels.RMSNormForward(d.ln, kernels.Buf{}, d.mid, w.postNorm, T, C, eps)
+	kernels.LinearForward(d.gate, d.ln, w.gate, kernels.Buf{}, T, C, I)
+	kernels.LinearForward(d.up, d.ln, w.up, kernels.Buf{}, T, C, I)
+	kernels.SwiGLUForward(d.swiglu, d.gate, d.up, T*I)
+	kernels.LinearForward(d.x, d.swiglu, w.down, kernels.Buf{}, T, I, C)
+	kernels.Add(d.x, d.mid, T*C)
+}
+
+// Logits copies the last step's logits to dst ([sequences, vocab], row i for input i).
+func (d *Decoder) Logits(dst []float32) {
+	n := d.rows * d.m.Config.VocabSize
+	if len(dst) < n {
+		panic(fmt.Sprintf("model: Decoder.Logits into %d floats, want %d", len(dst), n))
+	}
+	d.logits.CopyTo(dst[:n])
+}
+
+// LogProbs writes log softmax(logits[i])[targets[i]] of the last step into dst, computed on the
+// device by the training cross-entropy kernel from the same logits. A target of -1 gives 0.
+func (d *Decoder) LogProbs(targets []int32, dst []float32) {
+	S := d.rows
+	if len(targets) != S || len(dst) < S {
+		panic(fmt.Sprintf("model: Decoder.LogProbs of %d targets into %d floats for %d rows", len(targets), len(dst), S))
+	}
+	d.targets.CopyFromI32(targets)
+	kernels.SoftmaxXent(d.logprob, kernels.Buf{}, d.logits, d.targets, kernels.Buf{}, S, d.m.Config.VocabSize)
+	d.logprob.CopyTo(dst[:S])
+}

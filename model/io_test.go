@@ -1,0 +1,164 @@
+package model
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gorstar/safetensors"
+	"gorstar/usererr"
+)
+
+func TestSaveLoadRoundTrip(t *testing.T) {
+	for _, c := range []Config{microConfig("qwen3", true), microConfig("qwen2", false)} {
+		m, err := New(c, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Files["tokenizer.json"] = []byte(`{"kept": true}`)
+		dir := filepath.Join(t.TempDir(), "model")
+		if err := m.Save(dir); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(paramsOf(got), paramsOf(m)) {
+			t.Errorf("%s: parameters changed in a save/load round trip", c.ModelType)
+		}
+		if string(got.Files["tokenizer.json"]) != `{"kept": true}` || got.Files["generation_config.json"] == nil {
+			t.Errorf("%s: auxiliary files not kept: %v", c.ModelType, got.Files)
+		}
+		if got.Config.TieWordEmbeddings != c.TieWordEmbeddings || got.Config.QKVBias() != c.QKVBias() {
+			t.Errorf("%s: config changed: %+v", c.ModelType, got.Config)
+		}
+		got.Close()
+		m.Close()
+	}
+}
+
+func TestInitDirPresets(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny")
+	c, err := InitDir(dir, InitOptions{Preset: "tiny", Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.VocabSize != 384 || c.HiddenSize != 128 || c.NumHiddenLayers != 4 || !c.TieWordEmbeddings {
+		t.Fatalf("tiny preset: %+v", c)
+	}
+	for _, f := range []string{"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "generation_config.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if _, err := InitDir(filepath.Join(t.TempDir(), "x"), InitOptions{Preset: "huge"}); !usererr.Is(err) {
+		t.Errorf("unknown preset: %v, want a user error", err)
+	}
+}
+
+// writeBadModel saves a valid model, then lets edit change its files.
+func writeBadModel(t *testing.T, edit func(dir string)) string {
+	t.Helper()
+	m, err := New(microConfig("qwen3", true), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	dir := filepath.Join(t.TempDir(), "m")
+	if err := m.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	edit(dir)
+	return dir
+}
+
+func rewriteTensors(t *testing.T, dir string, edit func([]safetensors.Tensor) []safetensors.Tensor) {
+	path := filepath.Join(dir, "model.safetensors")
+	f, err := safetensors.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts []safetensors.Tensor
+	for _, name := range f.Names() {
+		data, shape, err := f.Float32(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, safetensors.Tensor{Name: name, DType: safetensors.F32, Shape: shape, Data: data})
+	}
+	f.Close()
+	if err := safetensors.Write(path, edit(ts), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func editConfig(t *testing.T, dir, old, new string) {
+	path := filepath.Join(dir, "config.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), old) {
+		t.Fatalf("config.json has no %q", old)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadBadInputs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(t *testing.T, dir string)
+		want string
+	}{
+		{"unknown architecture", func(t *testing.T, d string) { editConfig(t, d, `"qwen3"`, `"llama"`) }, `model_type: unsupported architecture "llama"`},
+		{"bad field type", func(t *testing.T, d string) { editConfig(t, d, `"hidden_size": 16`, `"hidden_size": "16"`) }, "hidden_size"},
+		{"zero heads", func(t *testing.T, d string) {
+			editConfig(t, d, `"num_key_value_heads": 2`, `"num_key_value_heads": 3`)
+		}, "num_key_value_heads"},
+		{"invalid JSON", func(t *testing.T, d string) { editConfig(t, d, `{`, `[`) }, "config.json: invalid JSON"},
+		{"no config", func(t *testing.T, d string) { os.Remove(filepath.Join(d, "config.json")) }, "config.json: not found"},
+		{"missing tensor", func(t *testing.T, d string) {
+			rewriteTensors(t, d, func(ts []safetensors.Tensor) []safetensors.Tensor {
+				return slices.DeleteFunc(ts, func(x safetensors.Tensor) bool { return x.Name == "model.layers.1.self_attn.k_norm.weight" })
+			})
+		}, "tensor model.layers.1.self_attn.k_norm.weight is missing"},
+		{"mis-shaped tensor", func(t *testing.T, d string) {
+			rewriteTensors(t, d, func(ts []safetensors.Tensor) []safetensors.Tensor {
+				for i := range ts {
+					if ts[i].Name == "model.layers.0.mlp.up_proj.weight" {
+						ts[i].Shape = []int{16, 24}
+					}
+				}
+				return ts
+			})
+		}, "tensor model.layers.0.mlp.up_proj.weight has shape [16 24], want [24 16]"},
+		{"truncated weights", func(t *testing.T, d string) {
+			p := filepath.Join(d, "model.safetensors")
+			st, _ := os.Stat(p)
+			os.Truncate(p, st.Size()-100)
+		}, "file truncated"},
+		{"no weights", func(t *testing.T, d string) { os.Remove(filepath.Join(d, "model.safetensors")) }, "no model.safetensors"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeBadModel(t, func(d string) { tc.edit(t, d) })
+			m, err := Load(dir)
+			if err == nil {
+				m.Close()
+				t.Fatal("no error")
+			}
+			if !usererr.Is(err) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q (user error %v), want one line containing %q", err, usererr.Is(err), tc.want)
+			}
+		})
+	}
+}
