@@ -1,0 +1,452 @@
+package reward
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// answer is a parsed final answer or reference.
+type answer struct {
+	kind  string // what Kind returns
+	text  string // the normalized text, for text comparison
+	expr  *node  // scalar: the expression
+	items []*answer
+	// tuple, interval: brackets; set: "{" "}" (bare=true for an unbracketed list)
+	open, close string
+	bare        bool
+	rows, cols  int      // matrix
+	rels        []string // equation or inequality chain: sides[i] rels[i] sides[i+1]
+	sides       []*node
+	union       bool // items are intervals joined by ∪
+}
+
+// parseAnswer turns an answer string into its structure. It never fails: what does not parse is text.
+func parseAnswer(raw string) *answer {
+	if len(raw) > maxAnswerChars {
+		return &answer{kind: "text", text: textKey(raw[:maxAnswerChars])}
+	}
+	s := normalize(raw)
+	if s == "" {
+		return &answer{kind: "empty"}
+	}
+	if strings.Contains(s, `\begin`) {
+		if m, ok := parseMatrix(s); ok {
+			return m
+		}
+		return &answer{kind: "text", text: textKey(s)}
+	}
+	if s == `\varnothing` || s == `\{\}` || s == "{}" {
+		return &answer{kind: "set", open: "{", close: "}"}
+	}
+	if isTextual(s) {
+		return &answer{kind: "text", text: textKey(s)}
+	}
+	toks, err := lex(s)
+	if err != nil {
+		return &answer{kind: "text", text: textKey(s)}
+	}
+	a := parseTokens(toks, 0)
+	if a == nil {
+		return &answer{kind: "text", text: textKey(s)}
+	}
+	a.text = textKey(s)
+	return a
+}
+
+var letterRunRE = regexp.MustCompile(`\\?[A-Za-z]{3,}`)
+
+// isTextual reports whether s reads as words rather than math: a run of three or more letters that
+// is no command or function name, or letters outside ASCII.
+func isTextual(s string) bool {
+	for _, r := range s {
+		if r > 127 && unicode.IsLetter(r) {
+			return true
+		}
+	}
+	for _, w := range letterRunRE.FindAllString(s, -1) {
+		if w[0] == '\\' {
+			continue
+		}
+		if _, ok := plainWords[strings.ToLower(w)]; ok {
+			continue
+		}
+		if strings.Contains(w, "sqrt") || strings.HasPrefix(w, "sin") || strings.HasPrefix(w, "cos") || strings.HasPrefix(w, "tan") || strings.HasPrefix(w, "log") {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+var textNoise = strings.NewReplacer(" ", "", "\t", "", "\n", "", "{", "", "}", "", `\`, "", "$", "", "*", "")
+
+// textKey normalizes text for comparison: case, spaces, braces and a choice's parentheses ignored.
+func textKey(s string) string {
+	t := strings.ToLower(textNoise.Replace(stripMath(s)))
+	t = strings.TrimSuffix(t, ".")
+	if len(t) == 3 && t[0] == '(' && t[2] == ')' { // (a) for choice a
+		t = t[1:2]
+	}
+	return t
+}
+
+const maxItems = 64
+
+// parseTokens reads the structure of a token list; depth guards recursion. It returns nil when the
+// tokens do not parse.
+func parseTokens(toks []token, depth int) *answer {
+	if depth > 8 || len(toks) == 0 {
+		return nil
+	}
+	// Unions of intervals.
+	if parts := splitTop(toks, func(t token) bool { return t.kind == tokCmd && t.text == `\cup` }); len(parts) > 1 {
+		u := &answer{kind: "interval", union: true}
+		for _, part := range parts {
+			p := parseTokens(part, depth+1)
+			if p == nil {
+				return nil
+			}
+			u.items = append(u.items, p)
+		}
+		return u
+	}
+	// Bracketed: (a, b), [a, b), \{a, b\}, {a, b}.
+	if close := matchingClose(toks, 0); close == len(toks)-1 && len(toks) >= 2 {
+		open, end := toks[0].text, toks[len(toks)-1].text
+		inner := toks[1 : len(toks)-1]
+		pieces := splitTop(inner, isListSeparator)
+		set := open == `\{` || open == "{"
+		if set {
+			if len(inner) == 0 {
+				return &answer{kind: "set", open: "{", close: "}"}
+			}
+			if len(pieces) > 1 || open == `\{` {
+				return listAnswer(pieces, "set", "{", "}", false, depth)
+			}
+		} else if len(pieces) > 1 {
+			kind := "tuple"
+			if open != "(" || end != ")" || len(pieces) == 2 && (containsInfinity(inner)) {
+				kind = "interval"
+			}
+			if open == "[" && end == "]" && len(pieces) != 2 {
+				kind = "tuple"
+			}
+			return listAnswer(pieces, kind, open, end, false, depth)
+		}
+	}
+	if pieces := splitTop(toks, isListSeparator); len(pieces) > 1 {
+		return listAnswer(pieces, "set", "{", "}", true, depth)
+	}
+	// a ± b is the set {a + b, a − b}.
+	if i := indexTop(toks, func(t token) bool { return t.kind == tokCmd && (t.text == `\pm` || t.text == `\mp`) }); i >= 0 {
+		plus := append(append(append([]token{}, toks[:i]...), token{tokOp, "+", 0}), toks[i+1:]...)
+		minus := append(append(append([]token{}, toks[:i]...), token{tokOp, "-", 0}), toks[i+1:]...)
+		return listAnswer([][]token{plus, minus}, "set", "{", "}", true, depth)
+	}
+	if relIdx := relationIndexes(toks); len(relIdx) > 0 {
+		return parseRelation(toks, relIdx)
+	}
+	n, err := parseExpr(toks)
+	if err != nil {
+		return nil
+	}
+	return &answer{kind: scalarKind(n), expr: n}
+}
+
+func listAnswer(pieces [][]token, kind, open, close string, bare bool, depth int) *answer {
+	if len(pieces) > maxItems {
+		return nil
+	}
+	a := &answer{kind: kind, open: open, close: close, bare: bare}
+	for _, p := range pieces {
+		item := parseTokens(p, depth+1)
+		if item == nil {
+			return nil
+		}
+		a.items = append(a.items, item)
+	}
+	return a
+}
+
+func isListSeparator(t token) bool {
+	return t.kind == tokOp && (t.text == "," || t.text == ";") || t.kind == tokCmd && (t.text == "or" || t.text == "and")
+}
+
+func containsInfinity(toks []token) bool {
+	for _, t := range toks {
+		if t.kind == tokCmd && t.text == `\infty` {
+			return true
+		}
+	}
+	return false
+}
+
+func isOpen(t token) bool {
+	return t.kind == tokOp && (t.text == "(" || t.text == "[" || t.text == "{" || t.text == `\{`)
+}
+
+func isClose(t token) bool {
+	return t.kind == tokOp && (t.text == ")" || t.text == "]" || t.text == "}" || t.text == `\}`)
+}
+
+// matchingClose returns the index of the bracket closing toks[i] (any closing bracket type, so
+// half-open intervals match), or -1.
+func matchingClose(toks []token, i int) int {
+	if !isOpen(toks[i]) {
+		return -1
+	}
+	depth := 0
+	for j := i; j < len(toks); j++ {
+		switch {
+		case isOpen(toks[j]):
+			depth++
+		case isClose(toks[j]):
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// splitTop splits at separators outside brackets and absolute-value bars.
+func splitTop(toks []token, sep func(token) bool) [][]token {
+	var parts [][]token
+	depth, start := 0, 0
+	bars := 0
+	for i, t := range toks {
+		switch {
+		case isOpen(t):
+			depth++
+		case isClose(t):
+			depth--
+		case t.kind == tokOp && t.text == "|":
+			bars ^= 1
+		case depth == 0 && bars == 0 && sep(t):
+			parts = append(parts, toks[start:i])
+			start = i + 1
+		}
+	}
+	parts = append(parts, toks[start:])
+	// Empty pieces ("1,,2", a trailing comma) are dropped.
+	out := parts[:0]
+	for _, p := range parts {
+		if len(p) > 0 {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return [][]token{toks}
+	}
+	return out
+}
+
+func indexTop(toks []token, match func(token) bool) int {
+	depth := 0
+	for i, t := range toks {
+		switch {
+		case isOpen(t):
+			depth++
+		case isClose(t):
+			depth--
+		case depth == 0 && match(t):
+			return i
+		}
+	}
+	return -1
+}
+
+func isRelation(t token) bool {
+	if t.kind != tokOp {
+		return false
+	}
+	switch t.text {
+	case "=", "<", ">", "≤", "≥", "≠":
+		return true
+	}
+	return false
+}
+
+func relationIndexes(toks []token) []int {
+	var idx []int
+	depth := 0
+	for i, t := range toks {
+		switch {
+		case isOpen(t):
+			depth++
+		case isClose(t):
+			depth--
+		case depth == 0 && isRelation(t):
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// parseRelation reads x = 5 (the value 5), a < x ≤ b (an interval), and other equations and
+// inequalities.
+func parseRelation(toks []token, idx []int) *answer {
+	if len(idx) > 4 {
+		return nil
+	}
+	a := &answer{kind: "equation"}
+	start := 0
+	for _, i := range append(idx, len(toks)) {
+		if i == start {
+			return nil
+		}
+		n, err := parseExpr(toks[start:i])
+		if err != nil {
+			// "x = (1, 2)" or "x = 3, 5" style right-hand sides.
+			if len(idx) == 1 && i == len(toks) && isLoneVariable(a.sides) {
+				rhs := parseTokens(toks[start:], 1)
+				if rhs == nil {
+					return nil
+				}
+				return rhs
+			}
+			return nil
+		}
+		a.sides = append(a.sides, n)
+		if i < len(toks) {
+			a.rels = append(a.rels, toks[i].text)
+		}
+		start = i + 1
+	}
+	if iv := inequalityInterval(a); iv != nil {
+		return iv
+	}
+	if len(a.sides) == 2 && a.rels[0] == "=" && isLoneVar(a.sides[0]) && !mentions(a.sides[1], a.sides[0].name) {
+		rhs := &answer{kind: scalarKind(a.sides[1]), expr: a.sides[1], rels: a.rels, sides: a.sides}
+		return rhs
+	}
+	return a
+}
+
+func isLoneVariable(sides []*node) bool { return len(sides) == 1 && isLoneVar(sides[0]) }
+
+func isLoneVar(n *node) bool {
+	return n.kind == nVar && n.name != `\pi` && n.name != "i" && n.name != `\infty` && n.name != "e"
+}
+
+func mentions(n *node, name string) bool {
+	if n.kind == nVar && n.name == name {
+		return true
+	}
+	for _, a := range n.args {
+		if mentions(a, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// inequalityInterval turns x > 3, x ≤ 2 and 1 < x ≤ 3 into intervals.
+func inequalityInterval(a *answer) *answer {
+	inf := &node{kind: nVar, name: `\infty`}
+	negInf := &node{kind: nNeg, args: []*node{inf}}
+	bracket := func(rel string, lower bool) string {
+		strict := rel == "<" || rel == ">"
+		switch {
+		case lower && strict:
+			return "("
+		case lower:
+			return "["
+		case strict:
+			return ")"
+		}
+		return "]"
+	}
+	item := func(n *node) *answer { return &answer{kind: scalarKind(n), expr: n} }
+	switch len(a.sides) {
+	case 2:
+		l, r, rel := a.sides[0], a.sides[1], a.rels[0]
+		if rel == "=" || rel == "≠" {
+			return nil
+		}
+		if isLoneVar(r) && !l.hasVars() { // 3 < x is x > 3
+			l, r = r, l
+			rel = map[string]string{"<": ">", ">": "<", "≤": "≥", "≥": "≤"}[rel]
+		}
+		if !isLoneVar(l) || r.hasVars() {
+			return nil
+		}
+		if rel == ">" || rel == "≥" {
+			return &answer{kind: "interval", open: bracket(rel, true), close: ")", items: []*answer{item(r), item(inf)}}
+		}
+		return &answer{kind: "interval", open: "(", close: bracket(rel, false), items: []*answer{item(negInf), item(r)}}
+	case 3:
+		lo, x, hi := a.sides[0], a.sides[1], a.sides[2]
+		r1, r2 := a.rels[0], a.rels[1]
+		if !isLoneVar(x) || lo.hasVars() || hi.hasVars() {
+			return nil
+		}
+		up := func(r string) bool { return r == "<" || r == "≤" }
+		down := func(r string) bool { return r == ">" || r == "≥" }
+		switch {
+		case up(r1) && up(r2):
+			return &answer{kind: "interval", open: bracket(r1, true), close: bracket(r2, false), items: []*answer{item(lo), item(hi)}}
+		case down(r1) && down(r2):
+			return &answer{kind: "interval", open: bracket(r2, true), close: bracket(r1, false), items: []*answer{item(hi), item(lo)}}
+		}
+	}
+	return nil
+}
+
+var matrixRE = regexp.MustCompile(`^\\begin\{([pbBvV]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{([pbBvV]?matrix|array)\}$`)
+
+func parseMatrix(s string) (*answer, bool) {
+	m := matrixRE.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return nil, false
+	}
+	a := &answer{kind: "matrix"}
+	for _, row := range strings.Split(m[2], `\\`) {
+		if strings.TrimSpace(row) == "" {
+			continue
+		}
+		cells := strings.Split(row, "&")
+		if a.cols == 0 {
+			a.cols = len(cells)
+		} else if a.cols != len(cells) {
+			return nil, false
+		}
+		for _, c := range cells {
+			if len(a.items) >= maxItems {
+				return nil, false
+			}
+			toks, err := lex(c)
+			if err != nil {
+				return nil, false
+			}
+			item := parseTokens(toks, 1)
+			if item == nil {
+				return nil, false
+			}
+			a.items = append(a.items, item)
+		}
+		a.rows++
+	}
+	return a, a.rows > 0
+}
+
+// scalarKind classifies a scalar by its exact value: integer, rational, decimal, or expression.
+func scalarKind(n *node) string {
+	ev := &evaluator{bud: newBudget(2000)}
+	v, err := ev.eval(n)
+	if err != nil {
+		return "expression"
+	}
+	q, ok := v.rational()
+	switch {
+	case !ok:
+		return "expression"
+	case q.IsInt():
+		return "integer"
+	case n.literalDecimal():
+		return "decimal"
+	}
+	return "rational"
+}
