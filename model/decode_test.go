@@ -1,0 +1,173 @@
+package model
+
+import (
+	"math"
+	"testing"
+)
+
+// decodeLogProbs feeds each row of b through a KV cache — a prefill of the first `prefill` tokens,
+// then one token per step, all rows in the same steps — and returns log p(token i | tokens < i)
+// in Forward's layout.
+func decodeLogProbs(t *testing.T, m *Model, b *Batch, prefill int) []float32 {
+	t.Helper()
+	d, err := m.NewDecoder(b.B*b.L, b.B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	caches := make([]*KVCache, b.B)
+	for r := range caches {
+		if caches[r], err = m.NewKVCache(b.L); err != nil {
+			t.Fatal(err)
+		}
+		defer caches[r].Free()
+	}
+	out := make([]float32, b.B*b.L)
+	lp := make([]float32, b.B)
+	targets := make([]int32, b.B)
+	for pos := 0; pos < b.L-1; {
+		n := 1
+		if pos == 0 {
+			n = prefill
+		}
+		in := make([]DecodeInput, b.B)
+		for r := range in {
+			in[r] = DecodeInput{Cache: caches[r], Tokens: b.IDs[r*b.L+pos : r*b.L+pos+n]}
+			targets[r] = b.IDs[r*b.L+pos+n]
+		}
+		if err := d.Step(in); err != nil {
+			t.Fatal(err)
+		}
+		d.LogProbs(targets, lp)
+		for r := range in {
+			out[r*b.L+pos+n] = lp[r]
+		}
+		pos += n
+	}
+	return out
+}
+
+// KV-cache decoding gives the log-probabilities of the training forward on the whole sequence.
+func TestDecodeMatchesForward(t *testing.T) {
+	for _, v := range []struct {
+		name       string
+		modelType  string
+		tied, bias bool
+	}{{"qwen3", "qwen3", false, false}, {"qwen3-tied", "qwen3", true, false}, {"qwen2", "qwen2", false, true}} {
+		t.Run(v.name, func(t *testing.T) {
+			c := microConfig(v.modelType, v.tied)
+			c.AttentionBias = v.bias
+			m, err := New(c, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			randomizeVectors(m, 5)
+			b := randomBatch(c, 3, 12, 7)
+			want, err := m.Forward(&Batch{B: b.B, L: b.L, IDs: b.IDs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, prefill := range []int{1, 5} {
+				got := decodeLogProbs(t, m, b, prefill)
+				var worst float64
+				for i := range got {
+					if i%b.L < prefill {
+						continue // no logprob from a prefill's inner tokens
+					}
+					worst = max(worst, math.Abs(float64(got[i]-want.LogProbs[i])))
+				}
+				t.Logf("prefill %d: max |decode − forward| logprob = %.3g", prefill, worst)
+				if worst > 1e-4 {
+					t.Errorf("prefill %d: max abs logprob difference %g > 1e-4", prefill, worst)
+				}
+			}
+		})
+	}
+}
+
+// Sequences of different lengths in one step (a prefill beside decodes) give the logits each
+// would get alone.
+func TestDecodeMixedStepMatchesAlone(t *testing.T) {
+	c := microConfig("qwen3", false)
+	m, err := New(c, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	b := randomBatch(c, 2, 9, 11)
+	V := c.VocabSize
+	alone := func(ids []int32) []float32 {
+		d, _ := m.NewDecoder(16, 1)
+		defer d.Close()
+		kv, _ := m.NewKVCache(16)
+		defer kv.Free()
+		if err := d.Step([]DecodeInput{{Cache: kv, Tokens: ids}}); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float32, V)
+		d.Logits(out)
+		return out
+	}
+	a, bb := b.IDs[:9], b.IDs[9:18]
+	wantA, wantB := alone(a), alone(bb[:4])
+
+	d, _ := m.NewDecoder(16, 2)
+	defer d.Close()
+	ka, _ := m.NewKVCache(16)
+	defer ka.Free()
+	kb, _ := m.NewKVCache(16)
+	defer kb.Free()
+	if err := d.Step([]DecodeInput{{Cache: ka, Tokens: a[:8]}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Step([]DecodeInput{{Cache: ka, Tokens: a[8:]}, {Cache: kb, Tokens: bb[:4]}}); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, 2*V)
+	d.Logits(got)
+	var worst float64
+	for i := 0; i < V; i++ {
+		worst = max(worst, math.Abs(float64(got[i]-wantA[i])), math.Abs(float64(got[V+i]-wantB[i])))
+	}
+	if worst > 1e-5 {
+		t.Errorf("mixed step logits differ from separate runs by %g", worst)
+	}
+	if ka.Len() != 9 || kb.Len() != 4 {
+		t.Errorf("cache lengths %d, %d, want 9, 4", ka.Len(), kb.Len())
+	}
+}
+
+func TestDecodeRejectsBadSteps(t *testing.T) {
+	c := microConfig("qwen3", false)
+	m, err := New(c, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	d, _ := m.NewDecoder(4, 2)
+	defer d.Close()
+	kv, _ := m.NewKVCache(3)
+	defer kv.Free()
+	kv2, _ := m.NewKVCache(3)
+	defer kv2.Free()
+	for _, tc := range []struct {
+		name string
+		in   []DecodeInput
+	}{
+		{"empty", nil},
+		{"no tokens", []DecodeInput{{Cache: kv}}},
+		{"over capacity", []DecodeInput{{Cache: kv, Tokens: []int32{1, 2, 3, 4}}}},
+		{"bad id", []DecodeInput{{Cache: kv, Tokens: []int32{int32(c.VocabSize)}}}},
+		{"too many tokens", []DecodeInput{{Cache: kv, Tokens: []int32{1, 2, 3}}, {Cache: kv2, Tokens: []int32{1, 2}}}},
+		{"shared cache", []DecodeInput{{Cache: kv, Tokens: []int32{1}}, {Cache: kv, Tokens: []int32{1}}}},
+		{"too many sequences", []DecodeInput{{Cache: kv, Tokens: []int32{1}}, {Cache: kv2, Tokens: []int32{1}}, {Cache: kv2, Tokens: []int32{1}}}},
+	} {
+		if err := d.Step(tc.in); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+		if kv.Len() != 0 || kv2.Len() != 0 {
+			t.Fatalf("%s: a failed step changed a cache", tc.name)
+		}
+	}
+}
