@@ -1,10 +1,82 @@
 package config
 
-// Exec configures the sandboxed Python tool. (Owned by the exec package's author: extend freely.)
+import (
+	"fmt"
+	"time"
+)
+
+// Exec configures the sandboxed Python tool (package exec): the warm pool, the sandbox and the
+// per-call limits. Defaults follow rStar2's code environment (4 s, 384 MB, 1000 characters).
 type Exec struct {
-	Workers int `toml:"workers" comment:"Warm Python workers (0 = 2 per core)."`
+	Workers           int      `toml:"workers" comment:"Warm Python workers, one call each at a time (0 = 2 per core)."`
+	Python            string   `toml:"python" comment:"Interpreter; resolved to its real path (shims are followed)."`
+	Modules           []string `toml:"modules" comment:"Modules each worker imports before forking (missing ones are skipped)."`
+	Sandbox           string   `toml:"sandbox" comment:"auto | bwrap | none. none runs untrusted code WITHOUT isolation."`
+	Timeout           Duration `toml:"timeout" comment:"Wall-clock limit per call, enforced by killing the call's processes."`
+	MemoryMB          int      `toml:"memory_mb" comment:"Address space a call may add above the warm worker's own."`
+	CPUSeconds        int      `toml:"cpu_seconds" comment:"CPU time per call (0 = only the wall clock)."`
+	MaxProcesses      int      `toml:"max_processes" comment:"Processes and threads a call may have at once, itself included."`
+	MaxFileMB         int      `toml:"max_file_mb" comment:"Largest file a call may write."`
+	OutputChars       int      `toml:"output_chars" comment:"stdout and stderr are each cut to this many characters (first half + last half)."`
+	MaxOutputBytes    int      `toml:"max_output_bytes" comment:"A call printing more than this is killed (status output_limit)."`
+	ToolTextChars     int      `toml:"tool_text_chars" comment:"The tool response the model sees is cut to this many characters (0 = no cut)."`
+	SessionIdle       Duration `toml:"session_idle" comment:"A session's interpreter ends after this long without a call."`
+	SessionsPerWorker int      `toml:"sessions_per_worker" comment:"Live sessions per worker; the least recently used one ends past this."`
+	QueueSize         int      `toml:"queue_size" comment:"Calls waiting for a worker; past this, exec serve answers 429."`
 }
 
-func DefaultExec() Exec { return Exec{} }
+// DefaultModules are imported by every worker when installed.
+var DefaultModules = []string{"math", "fractions", "itertools", "functools", "collections", "decimal",
+	"random", "re", "statistics", "sympy", "numpy"}
 
-func (e Exec) Validate() error { return atLeast("exec.workers", e.Workers, 0) }
+func DefaultExec() Exec {
+	return Exec{
+		Python:            "python3",
+		Modules:           append([]string(nil), DefaultModules...),
+		Sandbox:           "auto",
+		Timeout:           D(4 * time.Second),
+		MemoryMB:          384,
+		CPUSeconds:        4,
+		MaxProcesses:      16,
+		MaxFileMB:         16,
+		OutputChars:       1000,
+		MaxOutputBytes:    1 << 20,
+		ToolTextChars:     256,
+		SessionIdle:       D(5 * time.Minute),
+		SessionsPerWorker: 32,
+		QueueSize:         4096,
+	}
+}
+
+func (e Exec) Validate() error {
+	return firstError(
+		atLeast("exec.workers", e.Workers, 0),
+		oneOf("exec.sandbox", e.Sandbox, "auto", "bwrap", "none"),
+		execPositiveDuration("exec.timeout", e.Timeout),
+		atLeast("exec.memory_mb", e.MemoryMB, 16),
+		atLeast("exec.cpu_seconds", e.CPUSeconds, 0),
+		atLeast("exec.max_processes", e.MaxProcesses, 1),
+		atLeast("exec.max_file_mb", e.MaxFileMB, 1),
+		atLeast("exec.output_chars", e.OutputChars, 1),
+		atLeast("exec.max_output_bytes", e.MaxOutputBytes, 1024),
+		atLeast("exec.tool_text_chars", e.ToolTextChars, 0),
+		execPositiveDuration("exec.session_idle", e.SessionIdle),
+		between("exec.sessions_per_worker", e.SessionsPerWorker, 1, 63),
+		atLeast("exec.queue_size", e.QueueSize, 1),
+		execNonEmpty("exec.python", e.Python),
+	)
+}
+
+func execPositiveDuration(key string, d Duration) error {
+	if d.Duration <= 0 {
+		return fmt.Errorf("%s: must be a positive duration, got %q", key, d.Duration)
+	}
+	return nil
+}
+
+func execNonEmpty(key, v string) error {
+	if v == "" {
+		return fmt.Errorf("%s: must not be empty", key)
+	}
+	return nil
+}

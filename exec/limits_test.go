@@ -1,0 +1,116 @@
+package exec
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Each hostile call must be contained with the right status and leave the pool serving.
+func TestLimitsContainHostileCode(t *testing.T) {
+	p := newTestPool(t, testConfig())
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret.txt")
+	if err := os.WriteFile(secret, []byte("host secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	wd, _ := os.Getwd()
+	target := filepath.Join(wd, "sandbox-escape.txt")
+
+	cases := []struct {
+		name   string
+		code   string
+		status Status
+		check  func(t *testing.T, r Result)
+	}{
+		{"infinite loop", "while True:\n    pass", StatusTimeout, nil},
+		{"sleep past the timeout", "import time\ntime.sleep(60)", StatusTimeout, nil},
+		{"signals ignored", "import signal, time\nfor s in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM):\n    signal.signal(s, signal.SIG_IGN)\nwhile True: pass", StatusTimeout, nil},
+		{"memory bomb", "x = bytearray(2 * 1024**3)", StatusMemory, nil},
+		{"memory bomb list", "x = []\nwhile True:\n    x.append('a' * 10**6)", StatusMemory, nil},
+		{"fork bomb", "import os\nwhile True:\n    os.fork()", StatusError, nil},
+		{"thread bomb", "import threading, time\nfor i in range(1000):\n    threading.Thread(target=time.sleep, args=(30,)).start()", StatusError, nil},
+		{"output flood", "while True:\n    print('x' * 1000)", StatusOutputLimit, nil},
+		{"big output under the cap", "print('y' * 5000)", StatusOK, func(t *testing.T, r Result) {
+			if r.StdoutChars != 5001 || len(r.Stdout) != 1000 {
+				t.Errorf("stdout chars %d (kept %d), want 5001 kept 1000", r.StdoutChars, len(r.Stdout))
+			}
+		}},
+		{"kill the parent", "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)", StatusError, nil},
+		{"kill everything it may", "import os, signal\nos.kill(-1, signal.SIGKILL)\nprint('still here')", StatusOK, nil},
+		{"kill init", "import os, signal\nos.kill(1, signal.SIGKILL)", StatusError, nil},
+		{"read a host file", fmt.Sprintf("print(open(%q).read())", secret), StatusError, func(t *testing.T, r Result) {
+			if strings.Contains(r.Stdout, "host secret") {
+				t.Error("the host file was readable")
+			}
+		}},
+		{"read host passwd", "print(open('/etc/passwd').read())", StatusError, nil},
+		{"list home", "import os\nprint(os.listdir('/root'))\nprint(os.listdir('/home'))", StatusError, nil},
+		{"write the working tree", fmt.Sprintf("open(%q, 'w').write('x')", target), StatusError, nil},
+		{"write the system", "open('/usr/evil', 'w').write('x')", StatusError, nil},
+		{"socket to the host", fmt.Sprintf("import socket\ns = socket.create_connection(('127.0.0.1', %d), timeout=1)", port), StatusError, nil},
+		{"big file", "open('/tmp/big', 'wb').write(b'0' * (64 << 20))", StatusError, nil},
+		{"setuid back to root", "import os\nos.setuid(0)", StatusError, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			r := run(t, p, Call{Code: tc.code, TimeoutS: 1})
+			if r.Status != tc.status {
+				t.Fatalf("status %q, want %q (exit %d, stdout %q, stderr %q)", r.Status, tc.status, r.ExitCode,
+					Cut(r.Stdout, 200), Cut(r.Stderr, 400))
+			}
+			if tc.check != nil {
+				tc.check(t, r)
+			}
+			t.Logf("%s in %s: %s", r.Status, time.Since(start).Round(time.Millisecond), Cut(r.ToolText(0), 120))
+			// The pool still serves, on both workers.
+			for i := 0; i < 2; i++ {
+				if ok := run(t, p, Call{Code: "print('alive')"}); ok.Status != StatusOK || ok.Stdout != "alive\n" {
+					t.Fatalf("pool broken after %s: %+v", tc.name, ok)
+				}
+			}
+		})
+	}
+	if _, err := os.Stat(target); err == nil {
+		os.Remove(target)
+		t.Error("the sandbox wrote into the working tree")
+	}
+	select {
+	case <-accepted:
+		t.Error("the sandbox reached a server on the host's 127.0.0.1")
+	default:
+	}
+}
+
+// No file or variable left by one call is visible to the next.
+func TestStatelessCallsShareNothing(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workers = 1
+	p := newTestPool(t, cfg)
+	r := run(t, p, Call{Code: "import os\nsecret = 42\nopen('/tmp/left', 'w').write('x')\nos.makedirs('/tmp/d/e')\nopen('/tmp/d/e/f', 'w').write('y')\nos.chmod('/tmp/d', 0o500)\nimport math\nmath.pi = 3"})
+	if r.Status != StatusOK {
+		t.Fatalf("first call: %+v", r)
+	}
+	r = run(t, p, Call{Code: "import os, math\nprint(os.listdir('/tmp'), 'secret' in globals(), math.pi)"})
+	if r.Status != StatusOK || r.Stdout != "[] False 3.141592653589793\n" {
+		t.Fatalf("second call saw the first one's state: %+v", r)
+	}
+}

@@ -1,0 +1,86 @@
+package exec
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"gorstar/config"
+)
+
+// testConfig is a small, fast pool: two workers, short timeouts, only cheap modules.
+func testConfig() config.Exec {
+	cfg := config.DefaultExec()
+	cfg.Workers = 2
+	cfg.Modules = []string{"math", "itertools", "fractions"}
+	cfg.Timeout = config.D(2 * time.Second)
+	cfg.CPUSeconds = 2
+	cfg.QueueSize = 64
+	return cfg
+}
+
+// newTestPool starts a pool through the real sandbox, or skips when python3 or bwrap is absent.
+func newTestPool(t testing.TB, cfg config.Exec) *Pool {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH: the sandbox tests need a real interpreter")
+	}
+	if !BwrapAvailable() {
+		t.Skip("bwrap not on PATH: install bubblewrap to run the sandbox tests")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, err := NewPool(ctx, cfg)
+	if err != nil {
+		t.Fatalf("NewPool: %v", err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+func run(t testing.TB, p Runner, c Call) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return p.Run(ctx, c)
+}
+
+func TestHarnessSemantics(t *testing.T) {
+	p := newTestPool(t, testConfig())
+	cases := []struct {
+		name, code, stdin string
+		status            Status
+		stdout, stderr    string
+	}{
+		{"print", "print(1+1)", "", StatusOK, "2\n", ""},
+		{"last expression repr", "x = 'a'\nx * 3", "", StatusOK, "'aaa'\n", ""},
+		{"last expression None", "None", "", StatusOK, "", ""},
+		{"print and expression", "print('hi')\n[1, 2]", "", StatusOK, "hi\n[1, 2]\n", ""},
+		{"stdin", "import sys\nprint(sys.stdin.read().upper())", "abc", StatusOK, "ABC\n", ""},
+		{"input", "a = int(input())\nb = int(input())\na + b", "3\n4\n", StatusOK, "7\n", ""},
+		{"exception", "x = 1\ny = x / 0\n", "", StatusError, "", "ZeroDivisionError at line 2: division by zero\n    y = x / 0\n"},
+		{"exception in function", "def f():\n    return [][1]\nf()", "", StatusError, "", "IndexError at line 2: list index out of range\n    return [][1]\n"},
+		{"syntax error", "x = (1,\nprint(x)", "", StatusError, "", "SyntaxError at line 1"},
+		{"exit code", "import sys\nsys.exit(3)", "", StatusError, "", ""},
+		{"exit zero", "import sys\nprint('a')\nsys.exit(0)", "", StatusOK, "a\n", ""},
+		{"preimported module", "import math\nmath.comb(10, 3)", "", StatusOK, "120\n", ""},
+		{"empty code", "", "", StatusOK, "", ""},
+		{"unicode", "print('π ≈', 3.14)", "", StatusOK, "π ≈ 3.14\n", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, p, Call{Code: tc.code, Stdin: tc.stdin})
+			if r.Status != tc.status {
+				t.Fatalf("status %q, want %q (stdout %q, stderr %q)", r.Status, tc.status, r.Stdout, r.Stderr)
+			}
+			if r.Stdout != tc.stdout {
+				t.Errorf("stdout %q, want %q", r.Stdout, tc.stdout)
+			}
+			if !strings.HasPrefix(r.Stderr, tc.stderr) {
+				t.Errorf("stderr %q, want prefix %q", r.Stderr, tc.stderr)
+			}
+		})
+	}
+}

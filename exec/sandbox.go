@@ -1,0 +1,182 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+
+	"gorstar/usererr"
+)
+
+// Sandbox kinds.
+const (
+	SandboxAuto  = "auto"
+	SandboxBwrap = "bwrap"
+	SandboxNone  = "none"
+)
+
+// ErrNoSandbox is returned when no sandbox is available and the user did not opt out.
+var ErrNoSandbox = errors.New("no sandbox available: install bubblewrap (apt-get install bubblewrap), " +
+	"or pass --sandbox=none to run untrusted code WITHOUT isolation")
+
+// sandbox is how a zygote is started: the argv prefix that wraps the interpreter.
+type sandbox struct {
+	kind   string // bwrap or none
+	bwrap  string // path of bwrap
+	python string // real path of the interpreter
+	prefix string // the interpreter's installation prefix (bound read-only)
+	asRoot bool   // children can drop to their own uids (we are root)
+}
+
+// ResolvePython returns the real path of an interpreter and its installation prefixes, following
+// shims (pyenv's are shell scripts) by asking the interpreter itself.
+func ResolvePython(python string) (exe string, prefixes []string, err error) {
+	if python == "" {
+		python = "python3"
+	}
+	path, err := osexec.LookPath(python)
+	if err != nil {
+		return "", nil, usererr.New("exec.python: interpreter %q not found: %v", python, err)
+	}
+	out, err := osexec.Command(path, "-I", "-c",
+		"import sys; print(sys.executable); print(sys.base_prefix); print(sys.prefix)").Output()
+	if err != nil {
+		return "", nil, usererr.New("exec.python: %s does not run: %v", path, err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 3 || lines[0] == "" {
+		return "", nil, fmt.Errorf("resolve python %s: unexpected answer %q", path, out)
+	}
+	exe, err = filepath.EvalSymlinks(lines[0])
+	if err != nil {
+		return "", nil, fmt.Errorf("resolve python %s: %w", lines[0], err)
+	}
+	for _, p := range lines[1:] {
+		if real, err := filepath.EvalSymlinks(p); err == nil && !containsPath(prefixes, real) {
+			prefixes = append(prefixes, real)
+		}
+	}
+	return exe, prefixes, nil
+}
+
+func containsPath(list []string, p string) bool {
+	for _, q := range list {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// systemDirs are the read-only parts of the host an interpreter needs. Only those that exist are
+// bound. Nothing from home directories, the project or run directories is visible.
+var systemDirs = []string{"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"}
+
+var etcFiles = []string{"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+	"/etc/alternatives", "/etc/python3", "/etc/mime.types"}
+
+// bwrapArgs builds the bubblewrap command line that starts the zygote.
+func (s *sandbox) bwrapArgs(prefixes []string) []string {
+	a := []string{s.bwrap,
+		"--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--die-with-parent", "--hostname", "sandbox", "--clearenv",
+		"--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
+		"--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--setenv", "TMPDIR", "/tmp",
+		"--setenv", "OPENBLAS_NUM_THREADS", "1", "--setenv", "OMP_NUM_THREADS", "1",
+		"--setenv", "MKL_NUM_THREADS", "1", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+	}
+	if !s.asRoot {
+		a = append(a, "--unshare-user")
+	}
+	created := map[string]bool{"/": true}
+	mkParents := func(p string) {
+		var parents []string
+		for d := filepath.Dir(p); !created[d]; d = filepath.Dir(d) {
+			parents = append(parents, d)
+		}
+		for i := len(parents) - 1; i >= 0; i-- {
+			a = append(a, "--perms", "0755", "--dir", parents[i])
+			created[parents[i]] = true
+		}
+	}
+	for _, d := range systemDirs {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, _ := os.Readlink(d)
+			a = append(a, "--symlink", target, d)
+		default:
+			a = append(a, "--ro-bind", d, d)
+		}
+		created[d] = true
+	}
+	for _, f := range etcFiles {
+		if _, err := os.Stat(f); err == nil {
+			mkParents(f)
+			a = append(a, "--ro-bind", f, f)
+		}
+	}
+	for _, p := range prefixes {
+		if underSystem(p) {
+			continue
+		}
+		mkParents(p)
+		a = append(a, "--ro-bind", p, p)
+		created[p] = true
+	}
+	a = append(a, "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp")
+	if s.asRoot {
+		// The zygote keeps only what it needs to drop each child to its own uid, to end a child's
+		// processes and to clean /tmp after a call; children have no capabilities at all.
+		a = append(a, "--cap-drop", "ALL")
+		for _, c := range []string{"CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_CHOWN"} {
+			a = append(a, "--cap-add", c)
+		}
+	}
+	return append(a, "--chdir", "/tmp", "--")
+}
+
+func underSystem(p string) bool {
+	for _, d := range systemDirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// chooseSandbox picks the sandbox for kind (auto, bwrap, none).
+func chooseSandbox(kind, python string) (*sandbox, []string, error) {
+	exe, prefixes, err := ResolvePython(python)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &sandbox{python: exe, asRoot: os.Geteuid() == 0}
+	switch kind {
+	case SandboxAuto, SandboxBwrap, "":
+		path, err := osexec.LookPath("bwrap")
+		if err != nil {
+			if kind == SandboxBwrap {
+				return nil, nil, usererr.New("exec.sandbox: bwrap not found on PATH: %v", err)
+			}
+			return nil, nil, ErrNoSandbox
+		}
+		s.kind, s.bwrap = SandboxBwrap, path
+	case SandboxNone:
+		s.kind = SandboxNone
+		s.asRoot = false
+	default:
+		return nil, nil, usererr.New("exec.sandbox: want auto, bwrap or none, got %q", kind)
+	}
+	return s, prefixes, nil
+}
+
+// BwrapAvailable reports whether bubblewrap is on PATH (tests skip without it).
+func BwrapAvailable() bool {
+	_, err := osexec.LookPath("bwrap")
+	return err == nil
+}

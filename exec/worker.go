@@ -1,0 +1,284 @@
+package exec
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	osexec "os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+//go:embed zygote.py
+var zygoteSource string
+
+// zygoteMarker is the zygote's argv[0] tag, so tests and operators can count the processes.
+const zygoteMarker = "gorstar-exec-zygote"
+
+// limits are the per-call limits sent to the zygote.
+type limits struct {
+	timeout     time.Duration
+	memoryMB    int
+	cpuS        int
+	maxProcs    int
+	fileMB      int
+	outputChars int
+	outputBytes int
+}
+
+// zygoteConf is the zygote's start-up configuration (its argv[1]).
+type zygoteConf struct {
+	UIDBase         int      `json:"uid_base"`
+	DropPrivileges  bool     `json:"drop_privileges"`
+	OwnPIDNamespace bool     `json:"own_pid_namespace"`
+	SessionSlots    int      `json:"session_slots"`
+	SessionIdleS    float64  `json:"session_idle_s"`
+	Modules         []string `json:"modules"`
+}
+
+// message is any frame the zygote sends.
+type message struct {
+	Op          string   `json:"op"`
+	ID          uint64   `json:"id"`
+	PID         int      `json:"pid"`
+	Missing     []string `json:"missing"`
+	Status      Status   `json:"status"`
+	Stdout      string   `json:"stdout"`
+	Stderr      string   `json:"stderr"`
+	ExitCode    int      `json:"exit_code"`
+	StdoutChars int      `json:"stdout_chars"`
+	StderrChars int      `json:"stderr_chars"`
+}
+
+// worker is one zygote process and the pipes to it. Its methods are called by one goroutine.
+type worker struct {
+	cmd     *osexec.Cmd
+	in      io.WriteCloser
+	msgs    chan message
+	dead    chan struct{} // closed when the zygote's output ends
+	stderr  *tailBuffer
+	nextID  uint64
+	missing []string
+	waitErr error
+}
+
+// startWorker starts a zygote in the sandbox and waits until it has imported its modules.
+func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygoteConf) (*worker, error) {
+	confJSON, err := json.Marshal(conf)
+	if err != nil {
+		return nil, err
+	}
+	argv := []string{sb.python, "-I", "-c", zygoteSource, string(confJSON)}
+	if sb.kind == SandboxBwrap {
+		argv = append(sb.bwrapArgs(prefixes), argv...)
+	}
+	cmd := osexec.Command(argv[0], argv[1:]...)
+	cmd.Args[0] = zygoteMarker
+	cmd.Path = argv[0]
+	if sb.kind == SandboxNone {
+		cmd.Dir = os.TempDir()
+		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "OPENBLAS_NUM_THREADS=1",
+			"OMP_NUM_THREADS=1"}
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.WaitDelay = 2 * time.Second
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	w := &worker{cmd: cmd, in: in, msgs: make(chan message, 1), dead: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
+	cmd.Stderr = w.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start zygote %s: %w", argv[0], err)
+	}
+	go w.readLoop(bufio.NewReaderSize(out, 1<<16))
+	timer := time.NewTimer(2 * time.Minute)
+	defer timer.Stop()
+	select {
+	case m := <-w.msgs:
+		if m.Op != "ready" {
+			w.kill()
+			return nil, fmt.Errorf("start zygote: expected ready, got %q", m.Op)
+		}
+		w.missing = m.Missing
+		return w, nil
+	case <-w.dead:
+		w.kill()
+		return nil, fmt.Errorf("start zygote: exited before it was ready: %s", w.stderr.String())
+	case <-timer.C:
+		w.kill()
+		return nil, errors.New("start zygote: not ready after 2 minutes")
+	case <-ctx.Done():
+		w.kill()
+		return nil, ctx.Err()
+	}
+}
+
+func (w *worker) readLoop(r *bufio.Reader) {
+	defer close(w.dead)
+	var hdr [4]byte
+	for {
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return
+		}
+		buf := make([]byte, binary.BigEndian.Uint32(hdr[:]))
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return
+		}
+		var m message
+		if err := json.Unmarshal(buf, &m); err != nil {
+			return
+		}
+		select {
+		case w.msgs <- m:
+		case <-time.After(time.Minute): // nobody is listening: the worker is being torn down
+			return
+		}
+	}
+}
+
+func (w *worker) send(v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	frame := make([]byte, 4+len(data))
+	binary.BigEndian.PutUint32(frame, uint32(len(data)))
+	copy(frame[4:], data)
+	_, err = w.in.Write(frame)
+	return err
+}
+
+// killGrace is how long the zygote has to answer after a kill before the whole sandbox goes.
+const killGrace = 3 * time.Second
+
+// run executes one call. A zygote that dies or stops answering is killed and reported as broken
+// (the caller restarts it).
+func (w *worker) run(ctx context.Context, c Call, lim limits) (res Result, broken bool) {
+	w.nextID++
+	id := w.nextID
+	req := map[string]any{
+		"op": "run", "id": id, "code": c.Code, "stdin": c.Stdin, "session": c.Session,
+		"memory_mb": lim.memoryMB, "cpu_s": lim.cpuS, "max_procs": lim.maxProcs, "file_mb": lim.fileMB,
+		"output_chars": lim.outputChars, "output_bytes": lim.outputBytes,
+	}
+	start := time.Now()
+	if err := w.send(req); err != nil {
+		return internalResult("sandbox worker is gone: %v", err), true
+	}
+	timer := time.NewTimer(lim.timeout)
+	defer timer.Stop()
+	killed := false
+	var cancelled error
+	for {
+		select {
+		case m := <-w.msgs:
+			if m.Op != "result" || m.ID != id {
+				continue
+			}
+			res = Result{Status: m.Status, Stdout: m.Stdout, Stderr: m.Stderr, ExitCode: m.ExitCode,
+				StdoutChars: m.StdoutChars, StderrChars: m.StderrChars, OutputCap: lim.outputChars,
+				DurationMS: ms(time.Since(start))}
+			if killed && cancelled == nil {
+				res.Status = StatusTimeout
+				res.Stderr += fmt.Sprintf("Timed out after %s (wall clock).\n", lim.timeout)
+			}
+			if cancelled != nil {
+				res = internalResult("call cancelled: %v", cancelled)
+				res.DurationMS = ms(time.Since(start))
+			}
+			return res, false
+		case <-w.dead:
+			w.kill()
+			res = internalResult("sandbox worker died during the call: %s", w.stderr.String())
+			res.DurationMS = ms(time.Since(start))
+			return res, true
+		case <-timer.C:
+			if killed { // the zygote did not answer the kill: take the whole sandbox down
+				w.kill()
+				res = Result{Status: StatusTimeout, ExitCode: -9, DurationMS: ms(time.Since(start)),
+					Stderr: fmt.Sprintf("Timed out after %s (wall clock).\n", lim.timeout), OutputCap: lim.outputChars}
+				if cancelled != nil {
+					res = internalResult("call cancelled: %v", cancelled)
+				}
+				return res, true
+			}
+			killed = true
+			_ = w.send(map[string]any{"op": "kill", "id": id})
+			timer.Reset(killGrace)
+		case <-ctx.Done():
+			if !killed {
+				killed, cancelled = true, ctx.Err()
+				_ = w.send(map[string]any{"op": "kill", "id": id})
+				timer.Stop()
+				timer = time.NewTimer(killGrace)
+			}
+			ctx = context.Background()
+		}
+	}
+}
+
+func (w *worker) closeSession(name string) {
+	_ = w.send(map[string]any{"op": "close_session", "session": name})
+}
+
+// close asks the zygote to exit (it ends its sessions), then kills the sandbox if it lingers.
+func (w *worker) close() {
+	_ = w.in.Close()
+	select {
+	case <-w.dead:
+	case <-time.After(2 * time.Second):
+	}
+	w.kill()
+}
+
+// kill ends the sandbox: the zygote's process group, and with it (bwrap --die-with-parent and
+// the pid namespace) every process inside.
+func (w *worker) kill() {
+	if w.cmd.Process != nil {
+		_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+		_ = w.cmd.Process.Kill()
+	}
+	_ = w.in.Close()
+	if w.waitErr == nil {
+		w.waitErr = w.cmd.Wait()
+		if w.waitErr == nil {
+			w.waitErr = errors.New("exited")
+		}
+	}
+}
+
+// tailBuffer keeps the last max bytes written (the zygote's stderr, for diagnostics).
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}

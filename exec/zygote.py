@@ -1,0 +1,594 @@
+# gorstar exec zygote: a warm Python process that runs inside the sandbox, pre-imports the allowed
+# modules and forks one child per call. It talks to Go over its stdin/stdout with frames of a
+# 4-byte big-endian length followed by a JSON object. It never runs user code itself.
+#
+# Go -> zygote:  {"op": "run", "id", "code", "stdin", "session", limits...}
+#                {"op": "kill", "id"}            (the wall-clock deadline passed, or the caller left)
+#                {"op": "close_session", "session"}
+# zygote -> Go:  {"op": "ready", "pid", "missing": [...]}
+#                {"op": "result", "id", "status", "stdout", "stderr", "exit_code", ...}
+import ast
+import builtins
+import ctypes
+import gc
+import io
+import json
+import os
+import select
+import signal
+import struct
+import sys
+import time
+
+CONF = json.loads(sys.argv[1])
+UID_BASE = CONF["uid_base"]  # uid of stateless children; sessions use UID_BASE + slot
+DROP = CONF["drop_privileges"]  # False when the sandbox runs as an unprivileged user
+SESSION_SLOTS = CONF["session_slots"]
+OWN_PIDNS = CONF["own_pid_namespace"]  # False only with --sandbox=none: never sweep the host's /proc
+IDLE_S = CONF["session_idle_s"]
+CTL_IN, CTL_OUT = 0, 1
+
+
+def read_exact(fd, n):
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = os.read(fd, n - len(buf))
+        if not chunk:
+            raise EOFError
+        buf += chunk
+    return bytes(buf)
+
+
+def read_msg(fd=CTL_IN):
+    (n,) = struct.unpack(">I", read_exact(fd, 4))
+    return json.loads(read_exact(fd, n))
+
+
+def write_msg(obj, fd=CTL_OUT):
+    data = json.dumps(obj).encode()
+    data = struct.pack(">I", len(data)) + data
+    while data:
+        data = data[os.write(fd, data):]
+
+
+# ---------------------------------------------------------------- the harness (runs in the child)
+
+
+def error_line(code, exc):
+    """`Type at line N: message` plus the offending source line, as rStar2's harness prints it."""
+    lineno = None
+    if isinstance(exc, SyntaxError) and exc.filename == "<code>":
+        lineno = exc.lineno
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<code>":
+            lineno = tb.tb_lineno
+        tb = tb.tb_next
+    msg = "%s at line %s: %s" % (type(exc).__name__, lineno if lineno else "?", exc)
+    if isinstance(exc, SyntaxError):
+        msg = "%s at line %s: %s" % (type(exc).__name__, lineno if lineno else "?", exc.msg)
+    lines = code.splitlines()
+    if lineno and 0 < lineno <= len(lines):
+        msg += "\n    " + lines[lineno - 1].strip()
+    return msg + "\n"
+
+
+def harness(code, g):
+    """Runs code like a notebook cell in globals g; returns the exit code (0 ok, 1 error)."""
+    try:
+        tree = ast.parse(code, "<code>", "exec")
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        exec(compile(tree, "<code>", "exec"), g)
+        if last is not None:
+            value = eval(compile(last, "<code>", "eval"), g)
+            if value is not None:
+                print(repr(value))
+        return 0
+    except SystemExit as e:
+        if e.code is None or e.code == 0:
+            return 0
+        if isinstance(e.code, int):
+            return e.code & 0xFF
+        sys.stderr.write(str(e.code) + "\n")
+        return 1
+    except BaseException as e:
+        sys.stderr.write(error_line(code, e))
+        return 1
+
+
+def fresh_stdio(stdin_text):
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8", errors="replace")
+    if stdin_text is not None:
+        sys.stdin = io.StringIO(stdin_text)
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="backslashreplace")
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
+                                  line_buffering=True)
+
+
+def flush_stdio():
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except BaseException:
+            pass
+
+
+def enter_child(uid, req, workdir):
+    """Common set-up of a forked child: own process group, limits, an unprivileged uid."""
+    os.setsid()
+    vm_bytes = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    import resource
+    lim = [
+        (resource.RLIMIT_AS, vm_bytes + req["memory_mb"] * (1 << 20)),
+        (resource.RLIMIT_FSIZE, req["file_mb"] * (1 << 20)),
+        (resource.RLIMIT_CORE, 0),
+    ]
+    if req["cpu_s"] > 0:
+        lim.append((resource.RLIMIT_CPU, req["cpu_s"]))
+    if DROP and req["max_procs"] > 0:
+        lim.append((resource.RLIMIT_NPROC, req["max_procs"]))
+    for what, value in lim:
+        resource.setrlimit(what, (value, value))
+    if DROP:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+    os.chdir(workdir)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def globals_dict():
+    return {"__name__": "__main__", "__builtins__": builtins}
+
+
+# ---------------------------------------------------------------- process hygiene (zygote)
+
+
+def live_uid_of(pid):
+    """The real uid of a live process (None for zombies and vanished processes)."""
+    uid = None
+    try:
+        with open("/proc/%s/status" % pid, "rb") as f:
+            for line in f:
+                if line.startswith(b"State:") and b"Z" in line.split()[1]:
+                    return None
+                if line.startswith(b"Uid:"):
+                    uid = int(line.split()[1])
+                    break
+    except OSError:
+        return None
+    return uid
+
+
+def kill_uid(uid, pgid=None):
+    """Kills every process of uid in this pid namespace (a child may have left its process group)."""
+    if pgid:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            pass
+    if not OWN_PIDNS:
+        return
+    me = os.getpid()
+    for _ in range(1000):
+        found = False
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) in (1, me):
+                continue
+            owner = live_uid_of(name)
+            if owner is None or (DROP and owner != uid) or (not DROP and int(name) in protected_pids()):
+                continue
+            try:
+                os.kill(int(name), signal.SIGKILL)
+                found = True
+            except OSError:
+                pass
+        if not found:
+            return
+        time.sleep(0.001)
+
+
+def protected_pids():
+    return {s.pid for s in sessions.values()}
+
+
+def reap():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def remove_tree(path):
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    import stat
+    if stat.S_ISDIR(st.st_mode):
+        try:
+            os.chmod(path, 0o700)
+        except OSError:
+            pass
+        try:
+            names = os.listdir(path)
+        except OSError:
+            names = []
+        for n in names:
+            remove_tree(os.path.join(path, n))
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
+    else:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def clean_tmp():
+    keep = {s.dirname for s in sessions.values()}
+    for name in os.listdir("/tmp"):
+        if name not in keep:
+            remove_tree("/tmp/" + name)
+
+
+# ---------------------------------------------------------------- output collection (zygote)
+
+
+class Output:
+    def __init__(self, hard):
+        self.bufs = {}
+        self.total = 0
+        self.hard = hard
+
+    def add(self, fd, data):
+        self.bufs.setdefault(fd, bytearray()).extend(data)
+        self.total += len(data)
+        return self.total > self.hard
+
+    def text(self, fd, cap):
+        raw = bytes(self.bufs.get(fd, b""))
+        s = raw.decode("utf-8", errors="replace")
+        n = len(s)
+        if cap > 0 and n > cap:
+            head = cap // 2
+            s = s[:head] + s[n - (cap - head):]
+        return s, n
+
+
+def drain_nonblocking(fd, out):
+    os.set_blocking(fd, False)
+    try:
+        while True:
+            data = os.read(fd, 65536)
+            if not data:
+                return
+            if out.add(fd, data):
+                return
+    except BlockingIOError:
+        return
+    finally:
+        os.set_blocking(fd, True)
+
+
+def exit_status(wstatus):
+    """(exit_code, signal) from a waitpid status."""
+    if os.WIFSIGNALED(wstatus):
+        return -os.WTERMSIG(wstatus), os.WTERMSIG(wstatus)
+    return os.WEXITSTATUS(wstatus), 0
+
+
+def classify(exit_code, sig, killed, over_output, out=None, err_fd=None):
+    if killed:
+        return "timeout"
+    if over_output:
+        return "output_limit"
+    if sig in (signal.SIGXCPU,):
+        return "timeout"
+    if exit_code != 0 and out is not None and b"MemoryError at line " in out.bufs.get(err_fd, b""):
+        return "memory"
+    if exit_code == 0:
+        return "ok"
+    return "error"
+
+
+def result(req, status, out, exit_code, sig, fds, note=""):
+    cap = req["output_chars"]
+    stdout, n_out = out.text(fds[0], cap)
+    stderr, n_err = out.text(fds[1], cap)
+    if sig == signal.SIGXCPU:
+        stderr += "CPU time limit of %ss exceeded\n" % req["cpu_s"]
+    elif sig == signal.SIGXFSZ:
+        stderr += "File size limit of %d MB exceeded\n" % req["file_mb"]
+    elif sig and status not in ("timeout", "output_limit"):
+        stderr += "Killed by signal %d\n" % sig
+    if note:
+        stderr += note
+    return {"op": "result", "id": req["id"], "status": status, "stdout": stdout, "stderr": stderr,
+            "stdout_chars": n_out, "stderr_chars": n_err, "exit_code": exit_code}
+
+
+# ---------------------------------------------------------------- stateless calls
+
+
+def run_stateless(req):
+    data = (req.get("stdin") or "").encode()
+    r_in, w_in = os.pipe()
+    try:
+        import fcntl
+        if len(data) > 65536:
+            fcntl.fcntl(w_in, 1031, min(len(data) + 4096, 1 << 20))  # F_SETPIPE_SZ
+    except OSError:
+        pass
+    if len(data) > (1 << 20):
+        data = data[: 1 << 20]
+    try:
+        os.write(w_in, data)
+    except BlockingIOError:
+        pass
+    os.close(w_in)
+    r_out, w_out = os.pipe()
+    r_err, w_err = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 2
+        try:
+            os.dup2(r_in, 0)
+            os.dup2(w_out, 1)
+            os.dup2(w_err, 2)
+            os.closerange(3, 1 << 16)
+            enter_child(UID_BASE, req, "/tmp")
+            fresh_stdio(None)
+            code = harness(req["code"], globals_dict())
+        except BaseException:
+            pass
+        flush_stdio()
+        os._exit(code)
+    os.close(r_in)
+    os.close(w_out)
+    os.close(w_err)
+    out = Output(req["output_bytes"])
+    killed = over = False
+    pidfd = os.pidfd_open(pid)
+    poller = select.poll()
+    for fd in (r_out, r_err, pidfd, CTL_IN):
+        poller.register(fd, select.POLLIN)
+    open_fds = {r_out, r_err}
+    exited = None
+    while open_fds or exited is None:
+        for fd, _ in poller.poll():
+            if fd == CTL_IN:
+                msg = read_msg()
+                if msg.get("op") == "kill" and msg.get("id") == req["id"]:
+                    killed = True
+                    kill_uid(UID_BASE, pid)
+                elif msg.get("op") == "close_session":
+                    pending.append(msg)
+            elif fd == pidfd:
+                poller.unregister(pidfd)
+                _, wstatus = os.waitpid(pid, 0)
+                exited = wstatus
+                # Leftover processes of this call could hold the pipes open: end them now.
+                kill_uid(UID_BASE)
+            else:
+                data = os.read(fd, 65536)
+                if not data:
+                    poller.unregister(fd)
+                    open_fds.discard(fd)
+                    os.close(fd)
+                elif out.add(fd, data) and not over:
+                    over = True
+                    kill_uid(UID_BASE, pid)
+    os.close(pidfd)
+    kill_uid(UID_BASE)
+    reap()
+    clean_tmp()
+    code, sig = exit_status(exited)
+    return result(req, classify(code, sig, killed, over, out, r_err), out, code, sig, (r_out, r_err))
+
+
+# ---------------------------------------------------------------- sessions
+
+
+class Session:
+    def __init__(self, name, slot):
+        self.name = name
+        self.slot = slot
+        self.uid = UID_BASE + slot
+        self.dirname = "session-%d" % slot
+        self.last = time.monotonic()
+        self.pid = None
+
+
+sessions = {}
+pending = []  # control messages that arrived while a call was running
+
+
+def free_slot():
+    used = {s.slot for s in sessions.values()}
+    for slot in range(1, SESSION_SLOTS + 1):
+        if slot not in used:
+            return slot
+    oldest = min(sessions.values(), key=lambda s: s.last)
+    end_session(oldest.name)
+    return oldest.slot
+
+
+def end_session(name):
+    s = sessions.pop(name, None)
+    if s is None:
+        return
+    kill_uid(s.uid, s.pid)
+    for fd in (s.ctl_w, s.done_r, s.out_r, s.err_r, s.pidfd):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    reap()
+    remove_tree("/tmp/" + s.dirname)
+
+
+def session_main(s, ctl_r, done_w):
+    """The session process: a live interpreter that runs each request in the same globals."""
+    g = globals_dict()
+    while True:
+        try:
+            req = read_msg(ctl_r)
+        except EOFError:
+            os._exit(0)
+        fresh_stdio(req.get("stdin") or "")
+        code = harness(req["code"], g)
+        flush_stdio()
+        write_msg({"exit_code": code}, done_w)
+
+
+def start_session(name, req):
+    slot = free_slot()
+    s = Session(name, slot)
+    path = "/tmp/" + s.dirname
+    remove_tree(path)
+    os.mkdir(path, 0o700)
+    if DROP:
+        os.chown(path, s.uid, s.uid)
+    ctl_r, s.ctl_w = os.pipe()
+    s.done_r, done_w = os.pipe()
+    s.out_r, out_w = os.pipe()
+    s.err_r, err_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            null = os.open("/dev/null", os.O_RDONLY)
+            os.dup2(null, 0)
+            os.dup2(out_w, 1)
+            os.dup2(err_w, 2)
+            os.dup2(ctl_r, 3)
+            os.dup2(done_w, 4)
+            os.closerange(5, 1 << 16)
+            req = dict(req)
+            req["cpu_s"] = 0  # per call CPU time is not separable in a live process; the wall clock rules
+            enter_child(s.uid, req, path)
+            session_main(s, 3, 4)
+        except BaseException:
+            pass
+        os._exit(2)
+    for fd in (ctl_r, done_w, out_w, err_w):
+        os.close(fd)
+    s.pid = pid
+    s.pidfd = os.pidfd_open(pid)
+    sessions[name] = s
+    return s
+
+
+def run_session(req):
+    name = req["session"]
+    s = sessions.get(name)
+    if s is None:
+        s = start_session(name, req)
+    s.last = time.monotonic()
+    write_msg({"code": req["code"], "stdin": req.get("stdin") or ""}, s.ctl_w)
+    out = Output(req["output_bytes"])
+    poller = select.poll()
+    for fd in (s.out_r, s.err_r, s.done_r, s.pidfd, CTL_IN):
+        poller.register(fd, select.POLLIN)
+    killed = over = False
+    code = sig = None
+    dead = False
+    while code is None and not dead:
+        for fd, _ in poller.poll():
+            if fd == CTL_IN:
+                msg = read_msg()
+                if msg.get("op") == "kill" and msg.get("id") == req["id"]:
+                    killed = dead = True
+                elif msg.get("op") == "close_session":
+                    pending.append(msg)
+            elif fd == s.done_r:
+                code = read_msg(s.done_r)["exit_code"]
+            elif fd == s.pidfd:
+                dead = True
+            else:
+                data = os.read(fd, 65536)
+                if data and out.add(fd, data) and not over:
+                    over = dead = True
+    drain_nonblocking(s.out_r, out)
+    drain_nonblocking(s.err_r, out)
+    fds = (s.out_r, s.err_r)
+    if dead:
+        kill_uid(s.uid, s.pid)
+        try:
+            _, wstatus = os.waitpid(s.pid, 0)
+            code, sig = exit_status(wstatus)
+        except ChildProcessError:
+            code, sig = -9, 9
+        end_session(name)
+        res = result(req, classify(code, sig, killed, over, out, s.err_r), out, code, sig, fds,
+                     "" if killed or over else "The session ended; its state is lost.\n")
+    else:
+        res = result(req, classify(code, 0, False, False, out, s.err_r), out, code, 0, fds)
+    s.last = time.monotonic()
+    return res
+
+
+def expire_sessions():
+    now = time.monotonic()
+    for name in [n for n, s in sessions.items() if now - s.last > IDLE_S]:
+        end_session(name)
+
+
+# ---------------------------------------------------------------- main loop
+
+
+def main():
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: no setuid binary can raise a child's rights
+    except Exception:
+        pass
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    missing = []
+    for mod in CONF["modules"]:
+        try:
+            __import__(mod)
+        except Exception:
+            missing.append(mod)
+    gc.collect()
+    gc.freeze()  # keep the imported heap shared between the zygote and its children
+    write_msg({"op": "ready", "pid": os.getpid(), "missing": missing})
+    poller = select.poll()
+    poller.register(CTL_IN, select.POLLIN)
+    while True:
+        while pending:
+            msg = pending.pop(0)
+            end_session(msg["session"])
+        if sessions:
+            if not poller.poll(1000):
+                expire_sessions()
+                continue
+        try:
+            msg = read_msg()
+        except EOFError:
+            break
+        op = msg.get("op")
+        if op == "run":
+            try:
+                res = run_session(msg) if msg.get("session") else run_stateless(msg)
+            except Exception as e:  # a bug here must not take the worker down silently
+                res = {"op": "result", "id": msg["id"], "status": "internal", "stdout": "",
+                       "stderr": "zygote: %s: %s\n" % (type(e).__name__, e), "exit_code": -1,
+                       "stdout_chars": 0, "stderr_chars": 0}
+            write_msg(res)
+        elif op == "close_session":
+            end_session(msg["session"])
+        expire_sessions()
+    for name in list(sessions):
+        end_session(name)
+
+
+main()
