@@ -33,6 +33,7 @@ func newApp() *cli.App {
 		EnableBashCompletion: true,
 		Commands: []*cli.Command{
 			configCommand(),
+			modelCommand(),
 		},
 	}
 	cli.VersionPrinter = func(c *cli.Context) {

@@ -98,11 +98,10 @@ func ParseConfig(path string, data []byte) (Config, error) {
 	}
 	c := Config{RopeTheta: 10000, RMSNormEps: 1e-6}
 	if err := json.Unmarshal(data, &c); err != nil {
-		field := ""
 		if te, ok := err.(*json.UnmarshalTypeError); ok {
-			field = " field " + te.Field
+			return Config{}, usererr.New("%s: field %s: want %s, got a JSON %s", path, te.Field, te.Type, te.Value)
 		}
-		return Config{}, usererr.New("%s:%s %v", path, field, err)
+		return Config{}, usererr.New("%s: %v", path, err)
 	}
 	if _, ok := raw["tie_word_embeddings"]; !ok {
 		c.TieWordEmbeddings = true // the transformers default

@@ -1,0 +1,303 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"gorstar/config"
+	"gorstar/kernels"
+	"gorstar/model"
+	"gorstar/tokenizer"
+	"gorstar/usererr"
+)
+
+func modelCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "model",
+		Usage: "create, inspect, score and benchmark Qwen2/Qwen3 models (Hugging Face directories)",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "init",
+				Usage: "write a randomly initialized model directory (config.json, model.safetensors, tokenizer.json)",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "out", Required: true, Usage: "output model `DIR`"},
+					&cli.StringFlag{Name: "preset", Value: "tiny", Usage: "architecture: tiny or small"},
+					&cli.StringFlag{Name: "tokenizer", Value: "byte", Usage: "byte (256 bytes + chat tokens) or a tokenizer.json `PATH` or directory"},
+				},
+				Action: modelInit,
+			},
+			{
+				Name:      "info",
+				Usage:     "describe a model directory and check its tensors",
+				ArgsUsage: "DIR",
+				Action:    modelInfo,
+			},
+			{
+				Name:  "logprobs",
+				Usage: "log-probability of every token given the ones before it",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "model", Required: true, Usage: "model `DIR`"},
+					&cli.StringFlag{Name: "text", Usage: "text to tokenize with the model's tokenizer"},
+					&cli.StringFlag{Name: "ids", Usage: "token ids as a JSON array, e.g. '[1,2,3]'"},
+				},
+				Action: modelLogprobs,
+			},
+			{
+				Name:  "bench",
+				Usage: "training throughput in tokens per second (forward + backward + AdamW)",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "model", Usage: "model `DIR` (or --preset)"},
+					&cli.StringFlag{Name: "preset", Usage: "random-init preset: tiny or small"},
+					&cli.BoolFlag{Name: "train", Usage: "benchmark training steps (the default)"},
+					&cli.IntFlag{Name: "batch", Usage: "sequences per step (default 16 on tiny, 8 otherwise)"},
+					&cli.IntFlag{Name: "seq", Usage: "tokens per sequence (default 256 on tiny, 512 otherwise)"},
+					&cli.IntFlag{Name: "steps", Value: 3, Usage: "timed steps (after one warm-up step)"},
+					&cli.IntFlag{Name: "recompute", Usage: "recompute the activations of the first `N` layers in backward"},
+					&cli.BoolFlag{Name: "compare-torch", Usage: "also run bench/qwen3_torch.py train-bench on the same shapes and threads"},
+					&cli.StringFlag{Name: "torch-script", Value: filepath.Join("bench", "qwen3_torch.py"), Usage: "the PyTorch reference `SCRIPT`"},
+					&cli.StringFlag{Name: "python", Value: "/usr/bin/python3", Usage: "Python interpreter with torch for --compare-torch"},
+				},
+				Action: modelBench,
+			},
+		},
+	}
+}
+
+// initKernels selects the device and thread count from the global options.
+func initKernels(o Options) error {
+	dev, err := config.ParseDevice(o.Device)
+	if err != nil {
+		return usererr.New("--device: %v", err)
+	}
+	if err := kernels.Init(dev.Index, o.Threads); err != nil {
+		return usererr.New("%v", err)
+	}
+	return nil
+}
+
+func modelInit(c *cli.Context) error {
+	o, err := globalOptions(c)
+	if err != nil {
+		return err
+	}
+	if err := initKernels(o); err != nil {
+		return err
+	}
+	out := c.String("out")
+	cfg, err := model.InitDir(out, model.InitOptions{Preset: c.String("preset"), Tokenizer: c.String("tokenizer"), Seed: uint64(o.Seed)})
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return printJSON(c, map[string]any{"out": out, "preset": c.String("preset"), "model_type": cfg.ModelType,
+			"num_params": cfg.NumParams(), "vocab_size": cfg.VocabSize})
+	}
+	fmt.Fprintf(c.App.Writer, "wrote %s: %s preset, %s, %d parameters\n", out, c.String("preset"), cfg.ModelType, cfg.NumParams())
+	return nil
+}
+
+func modelInfo(c *cli.Context) error {
+	dir, err := oneArg(c, "DIR")
+	if err != nil {
+		return err
+	}
+	o, err := globalOptions(c)
+	if err != nil {
+		return err
+	}
+	info, err := model.Inspect(dir)
+	if err != nil {
+		return err
+	}
+	cfg := info.Config
+	summary := map[string]any{
+		"dir": dir, "model_type": cfg.ModelType, "num_params": info.NumParams, "vocab_size": cfg.VocabSize,
+		"hidden_size": cfg.HiddenSize, "intermediate_size": cfg.IntermediateSize,
+		"num_hidden_layers": cfg.NumHiddenLayers, "num_attention_heads": cfg.NumAttentionHeads,
+		"num_key_value_heads": cfg.NumKeyValueHeads, "head_dim": cfg.HeadDim, "rope_theta": cfg.RopeTheta,
+		"rms_norm_eps": cfg.RMSNormEps, "tie_word_embeddings": cfg.TieWordEmbeddings,
+		"max_position_embeddings": cfg.MaxPositionEmbeddings, "dtypes": info.DTypes, "unused_tensors": info.Unused,
+	}
+	if o.JSON {
+		return printJSON(c, summary)
+	}
+	fmt.Fprintf(c.App.Writer, "%s: %s, %d parameters (%v), vocab %d, hidden %d, %d layers, %d heads (%d kv, dim %d), mlp %d, tied %v\n",
+		dir, cfg.ModelType, info.NumParams, info.DTypes, cfg.VocabSize, cfg.HiddenSize, cfg.NumHiddenLayers,
+		cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.HeadDim, cfg.IntermediateSize, cfg.TieWordEmbeddings)
+	return nil
+}
+
+func modelLogprobs(c *cli.Context) error {
+	o, err := globalOptions(c)
+	if err != nil {
+		return err
+	}
+	dir := c.String("model")
+	var ids []int32
+	switch {
+	case c.IsSet("text") == c.IsSet("ids"):
+		return usererr.New("model logprobs: give exactly one of --text and --ids")
+	case c.IsSet("ids"):
+		if err := json.Unmarshal([]byte(c.String("ids")), &ids); err != nil {
+			return usererr.New("--ids: want a JSON array of token ids: %v", err)
+		}
+	default:
+		if ids, err = encodeText(dir, c.String("text")); err != nil {
+			return err
+		}
+	}
+	if len(ids) < 2 {
+		return usererr.New("model logprobs: need at least 2 tokens, got %d", len(ids))
+	}
+	if err := initKernels(o); err != nil {
+		return err
+	}
+	m, err := model.Load(dir)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	r, err := m.Forward(&model.Batch{B: 1, L: len(ids), IDs: ids})
+	if err != nil {
+		return err
+	}
+	lp := r.LogProbs[1:]
+	var nll float64
+	for _, x := range lp {
+		nll -= float64(x)
+	}
+	loss := nll / float64(len(lp))
+	if o.JSON {
+		return printJSON(c, map[string]any{"ids": ids, "logprobs": lp, "loss": loss})
+	}
+	for i, x := range lp {
+		fmt.Fprintf(c.App.Writer, "%d\t%d\t%.6f\n", i+1, ids[i+1], x)
+	}
+	fmt.Fprintf(c.App.Writer, "loss %.6f over %d tokens\n", loss, len(lp))
+	return nil
+}
+
+func modelBench(c *cli.Context) error {
+	o, err := globalOptions(c)
+	if err != nil {
+		return err
+	}
+	if c.IsSet("model") == c.IsSet("preset") {
+		return usererr.New("model bench: give exactly one of --model and --preset")
+	}
+	if err := initKernels(o); err != nil {
+		return err
+	}
+	var m *model.Model
+	name := c.String("model")
+	if name != "" {
+		m, err = model.Load(name)
+	} else {
+		name = c.String("preset")
+		var cfg model.Config
+		if cfg, err = model.Preset(name, 0); err == nil {
+			m, err = model.New(cfg, uint64(o.Seed))
+		}
+	}
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	batch, seq := 8, 512
+	if m.Config.HiddenSize <= 128 {
+		batch, seq = 16, 256
+	}
+	if c.IsSet("batch") {
+		batch = c.Int("batch")
+	}
+	if c.IsSet("seq") {
+		seq = c.Int("seq")
+	}
+	if batch < 1 || seq < 2 || c.Int("steps") < 1 {
+		return usererr.New("model bench: want --batch ≥ 1, --seq ≥ 2, --steps ≥ 1")
+	}
+	m.Recompute = c.Int("recompute")
+	threads := kernels.Threads()
+	res, err := model.BenchmarkTrain(c.Context, m, batch, seq, c.Int("steps"), uint64(o.Seed))
+	if err != nil {
+		return err
+	}
+	out := map[string]any{
+		"model": name, "batch": batch, "seq": seq, "steps": res.Steps, "threads": threads,
+		"backend": kernels.Backend(), "seconds": res.Seconds, "tokens_per_s": res.TokensPerSecond,
+		"num_params": m.Config.NumParams(), "gomaxprocs": runtime.GOMAXPROCS(0),
+	}
+	if c.Bool("compare-torch") {
+		torch, err := torchTrainBench(c, m, name, batch, seq, threads)
+		if err != nil {
+			return err
+		}
+		out["torch_tokens_per_s"] = torch
+		out["ratio"] = res.TokensPerSecond / torch
+	}
+	if o.JSON {
+		return printJSON(c, out)
+	}
+	fmt.Fprintf(c.App.Writer, "%s %d×%d, %d threads (%s): %.0f tokens/s\n", name, batch, seq, threads, kernels.Backend(), res.TokensPerSecond)
+	if t, ok := out["torch_tokens_per_s"].(float64); ok {
+		fmt.Fprintf(c.App.Writer, "pytorch: %.0f tokens/s; gorstar/pytorch = %.2f\n", t, out["ratio"])
+	}
+	return nil
+}
+
+// encodeText tokenizes text with the model directory's tokenizer.json, special tokens included.
+func encodeText(dir, text string) ([]int32, error) {
+	tok, err := tokenizer.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	return tok.EncodeWithSpecials(text, true), nil
+}
+
+// torchTrainBench runs the PyTorch reference's train-bench on the same model, shapes and threads
+// and returns its tokens per second. Its BLAS and OpenMP get the same thread count, and
+// OMP_WAIT_POLICY=PASSIVE keeps idle OpenMP threads from starving OpenBLAS.
+func torchTrainBench(c *cli.Context, m *model.Model, name string, batch, seq, threads int) (float64, error) {
+	dir := c.String("model")
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "gorstar-bench-")
+		if err != nil {
+			return 0, err
+		}
+		defer os.RemoveAll(tmp)
+		dir = filepath.Join(tmp, name)
+		if err := m.Save(dir); err != nil {
+			return 0, err
+		}
+	}
+	script := c.String("torch-script")
+	if _, err := os.Stat(script); err != nil {
+		return 0, usererr.New("--torch-script: %v (run from the repository root or pass the path)", err)
+	}
+	cmd := exec.CommandContext(c.Context, c.String("python"), script, "train-bench", "--model", dir,
+		"--batch", strconv.Itoa(batch), "--seq", strconv.Itoa(seq), "--steps", strconv.Itoa(c.Int("steps")),
+		"--threads", strconv.Itoa(threads))
+	n := strconv.Itoa(threads)
+	cmd.Env = append(os.Environ(), "OMP_WAIT_POLICY=PASSIVE", "OMP_NUM_THREADS="+n, "OPENBLAS_NUM_THREADS="+n, "MKL_NUM_THREADS="+n)
+	cmd.Stderr = c.App.ErrWriter
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("run %s train-bench: %w", script, err)
+	}
+	var res struct {
+		TokensPerS float64 `json:"tokens_per_s"`
+	}
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	if err := json.Unmarshal(lines[len(lines)-1], &res); err != nil || res.TokensPerS <= 0 {
+		return 0, fmt.Errorf("%s train-bench: no tokens_per_s in its output %q", script, out)
+	}
+	return res.TokensPerS, nil
+}
