@@ -21,11 +21,11 @@ import sys
 import time
 
 CONF = json.loads(sys.argv[1])
-UID_BASE = CONF["uid_base"]  # uid of stateless children; sessions use UID_BASE + slot
-DROP = CONF["drop_privileges"]  # False when the sandbox runs as an unprivileged user
-SESSION_SLOTS = CONF["session_slots"]
-OWN_PIDNS = CONF["own_pid_namespace"]  # False only with --sandbox=none: never sweep the host's /proc
-IDLE_S = CONF["session_idle_s"]
+UID_BASE = CONF.get("uid_base", 0)  # uid of stateless children; sessions use UID_BASE + slot
+DROP = CONF.get("drop_privileges", False)  # False when the sandbox runs as an unprivileged user
+SESSION_SLOTS = CONF.get("session_slots", 0)
+OWN_PIDNS = CONF.get("own_pid_namespace", False)  # False only with --sandbox=none: never sweep the host's /proc
+IDLE_S = CONF.get("session_idle_s", 0)
 CTL_IN, CTL_OUT = 0, 1
 
 
@@ -542,6 +542,25 @@ def expire_sessions():
         end_session(name)
 
 
+# ---------------------------------------------------------------- one call per interpreter
+
+
+def run_once():
+    """The baseline design (one fresh interpreter per call): same harness, limits set in-process."""
+    import resource
+    req = CONF["once"]
+    mem = req["memory_mb"] * (1 << 20)
+    vm_bytes = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    resource.setrlimit(resource.RLIMIT_AS, (vm_bytes + mem, vm_bytes + mem))
+    if req["cpu_s"] > 0:
+        resource.setrlimit(resource.RLIMIT_CPU, (req["cpu_s"], req["cpu_s"]))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (req["file_mb"] << 20, req["file_mb"] << 20))
+    fresh_stdio(None)
+    code = harness(sys.argv[2], globals_dict())
+    flush_stdio()
+    os._exit(code)
+
+
 # ---------------------------------------------------------------- main loop
 
 
@@ -591,4 +610,6 @@ def main():
         end_session(name)
 
 
+if CONF.get("once"):
+    run_once()
 main()

@@ -1,0 +1,168 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func postJSON(t *testing.T, url string, body any, out any) int {
+	t.Helper()
+	data, _ := json.Marshal(body)
+	resp, err := http.Post(url, "application/json", bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("decode %s: %v", raw, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+func TestServerRunBatchHealthMetrics(t *testing.T) {
+	p := newTestPool(t, testConfig())
+	srv := httptest.NewServer(NewServer(p))
+	defer srv.Close()
+
+	var r Result
+	if code := postJSON(t, srv.URL+"/v1/run", map[string]any{"code": "input() * 2", "stdin": "ab\n"}, &r); code != 200 || r.Stdout != "'abab'\n" {
+		t.Fatalf("/v1/run: %d %+v", code, r)
+	}
+	var calls []Call
+	for i := 0; i < 20; i++ {
+		calls = append(calls, Call{Code: fmt.Sprintf("import time, random\ntime.sleep(random.random() / 50)\nprint(%d)", i)})
+	}
+	var b BatchResponse
+	if code := postJSON(t, srv.URL+"/v1/batch", BatchRequest{Calls: calls}, &b); code != 200 || len(b.Results) != 20 {
+		t.Fatalf("/v1/batch: %d, %d results", code, len(b.Results))
+	}
+	for i, res := range b.Results {
+		if res.Stdout != fmt.Sprintf("%d\n", i) {
+			t.Fatalf("batch result %d out of order: %+v", i, res)
+		}
+	}
+	if code := postJSON(t, srv.URL+"/v1/run", map[string]any{"cod": "1"}, nil); code != 400 {
+		t.Errorf("unknown field: status %d, want 400", code)
+	}
+	resp, err := http.Get(srv.URL + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/healthz: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	resp, err = http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(metrics), `gorstar_exec_calls_total{status="ok"} 21`) {
+		t.Errorf("/metrics lacks the call count:\n%s", metrics)
+	}
+}
+
+// A full queue answers 429 at once instead of hanging.
+func TestServerFullQueueAnswers429(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workers = 1
+	cfg.QueueSize = 1
+	p := newTestPool(t, cfg)
+	srv := httptest.NewServer(NewServer(p))
+	defer srv.Close()
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var r Result
+			postJSON(t, srv.URL+"/v1/run", Call{Code: "import time\ntime.sleep(0.8)"}, &r)
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	if code := postJSON(t, srv.URL+"/v1/run", Call{Code: "print(1)"}, nil); code != http.StatusTooManyRequests {
+		t.Errorf("third call: status %d, want 429", code)
+	}
+	if code := postJSON(t, srv.URL+"/v1/batch", BatchRequest{Calls: []Call{{Code: "1"}}}, nil); code != http.StatusTooManyRequests {
+		t.Errorf("batch: status %d, want 429", code)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Logf("429 answers took %s", d)
+	}
+	wg.Wait()
+	var r Result
+	if code := postJSON(t, srv.URL+"/v1/run", Call{Code: "print(1)"}, &r); code != 200 || r.Status != StatusOK {
+		t.Errorf("after the queue drained: %d %+v", code, r)
+	}
+}
+
+// Shutdown finishes the calls in flight and answers them.
+func TestServeShutsDownGracefully(t *testing.T) {
+	p := newTestPool(t, testConfig())
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan string, 1)
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, "127.0.0.1:0", p, func(a net.Addr) { addrc <- a.String() }) }()
+	url := "http://" + <-addrc
+	results := make(chan Result, 1)
+	go func() {
+		var r Result
+		postJSON(t, url+"/v1/run", Call{Code: "import time\ntime.sleep(0.7)\nprint('finished')"}, &r)
+		results <- r
+	}()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	if r := <-results; r.Status != StatusOK || r.Stdout != "finished\n" {
+		t.Fatalf("in-flight call during shutdown: %+v", r)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if _, err := http.Post(url+"/v1/run", "application/json", strings.NewReader(`{"code":"1"}`)); err == nil {
+		t.Error("the server still accepts calls after shutdown")
+	}
+}
+
+// The client spreads calls over servers and survives one of them being down.
+func TestClientSpreadsAndRetries(t *testing.T) {
+	p := newTestPool(t, testConfig())
+	a := httptest.NewServer(NewServer(p))
+	defer a.Close()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close() // connection refused from now on
+	c, err := NewClient([]string{deadURL, a.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := 0; i < 4; i++ {
+		if r := c.Run(ctx, Call{Code: fmt.Sprint(i)}); r.Status != StatusOK || r.Stdout != fmt.Sprintf("%d\n", i) {
+			t.Fatalf("call %d through a client with one dead endpoint: %+v", i, r)
+		}
+	}
+	var calls []Call
+	for i := 0; i < 150; i++ {
+		calls = append(calls, Call{Code: fmt.Sprint(i)})
+	}
+	for i, r := range c.RunBatch(ctx, calls) {
+		if r.Stdout != fmt.Sprintf("%d\n", i) {
+			t.Fatalf("batch result %d: %+v", i, r)
+		}
+	}
+	if _, err := NewClient([]string{"localhost:8090"}); err == nil {
+		t.Error("an endpoint without a scheme was accepted")
+	}
+}

@@ -1,0 +1,167 @@
+package exec
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSessionsKeepStateStatelessCallsDoNot(t *testing.T) {
+	p := newTestPool(t, testConfig())
+	steps := []struct{ session, code, want string }{
+		{"a", "x = 40\n_ = open('note', 'w').write('kept')", ""},
+		{"b", "x = 1", ""},
+		{"a", "x += 2\nx", "42\n"},
+		{"b", "x", "1\n"},
+		{"", "print('x' in globals())", "False\n"},
+		{"a", "print(open('note').read(), input())", "kept line\n"},
+	}
+	for i, s := range steps {
+		c := Call{Session: s.session, Code: s.code}
+		if i == 5 {
+			c.Stdin = "line\n"
+		}
+		r := run(t, p, c)
+		if r.Status != StatusOK || r.Stdout != s.want {
+			t.Fatalf("step %d (%q): %+v, want stdout %q", i, s.session, r, s.want)
+		}
+	}
+	// An exception keeps the session; a timeout ends it and the next call starts fresh.
+	if r := run(t, p, Call{Session: "a", Code: "1/0"}); r.Status != StatusError || !strings.HasPrefix(r.Stderr, "ZeroDivisionError at line 1") {
+		t.Fatalf("error in session: %+v", r)
+	}
+	if r := run(t, p, Call{Session: "a", Code: "x"}); r.Stdout != "42\n" {
+		t.Fatalf("session lost its state after an exception: %+v", r)
+	}
+	if r := run(t, p, Call{Session: "a", Code: "while True: pass", TimeoutS: 0.5}); r.Status != StatusTimeout {
+		t.Fatalf("timeout in session: %+v", r)
+	}
+	if r := run(t, p, Call{Session: "a", Code: "print('x' in globals())"}); r.Stdout != "False\n" {
+		t.Fatalf("a timed-out session kept its state: %+v", r)
+	}
+	// A memory bomb in a session is contained too.
+	if r := run(t, p, Call{Session: "b", Code: "y = bytearray(2 * 1024**3)"}); r.Status != StatusMemory {
+		t.Fatalf("memory bomb in a session: %+v", r)
+	}
+	p.CloseSession("b")
+	if r := run(t, p, Call{Session: "b", Code: "print('x' in globals())"}); r.Stdout != "False\n" {
+		t.Fatalf("a closed session kept its state: %+v", r)
+	}
+}
+
+func TestSessionIdleTimeout(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workers = 1
+	cfg.SessionIdle.Duration = 300 * time.Millisecond
+	p := newTestPool(t, cfg)
+	run(t, p, Call{Session: "s", Code: "x = 1"})
+	time.Sleep(2 * time.Second)
+	if r := run(t, p, Call{Session: "s", Code: "print('x' in globals())"}); r.Stdout != "False\n" {
+		t.Fatalf("an idle session outlived its timeout: %+v", r)
+	}
+}
+
+// A zygote that dies is replaced; the stateless call it was serving is retried once.
+func TestDeadZygoteIsRestarted(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workers = 1
+	p := newTestPool(t, cfg)
+	done := make(chan Result, 1)
+	go func() { done <- run(t, p, Call{Code: "import time\ntime.sleep(0.5)\nprint('done')"}) }()
+	time.Sleep(200 * time.Millisecond)
+	if err := p.slots[0].w.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.Status != StatusOK || r.Stdout != "done\n" {
+		t.Fatalf("the retried call: %+v", r)
+	}
+	if n := p.Stats().Restarts(); n != 1 {
+		t.Fatalf("restarts = %d, want 1", n)
+	}
+	if r := run(t, p, Call{Code: "print(1)"}); r.Status != StatusOK {
+		t.Fatalf("pool after a restart: %+v", r)
+	}
+}
+
+// countZygotes counts the host processes that belong to sandboxes (zygotes, their children and
+// bwrap): every process whose command line carries the zygote marker or whose parent chain leads
+// to one.
+func countSandboxProcesses(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(cmd), zygoteMarker) {
+			n++
+		}
+		status, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err == nil && uidInPoolRange(string(status)) {
+			n++
+		}
+	}
+	return n
+}
+
+// uidInPoolRange reports whether a /proc status belongs to a sandboxed child (pools use uids of
+// 16·65536 and above).
+func uidInPoolRange(status string) bool {
+	for _, line := range strings.Split(status, "\n") {
+		if strings.HasPrefix(line, "Uid:") {
+			f := strings.Fields(line)
+			if len(f) > 1 {
+				var uid int
+				for _, ch := range f[1] {
+					uid = uid*10 + int(ch-'0')
+				}
+				return uid >= 16*65536
+			}
+		}
+	}
+	return false
+}
+
+func TestNoProcessLeaks(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("process accounting by uid needs the root sandbox mode")
+	}
+	before := countSandboxProcesses(t)
+	cfg := testConfig()
+	p := newTestPool(t, cfg)
+	idle := countSandboxProcesses(t)
+	hostile := []string{
+		"import subprocess\nsubprocess.Popen(['sleep', '100'], start_new_session=True)",
+		"import os\nif os.fork() == 0:\n    os.setsid()\n    import time\n    time.sleep(100)",
+		"import os\nwhile True:\n    os.fork()",
+		"import threading, time\nthreading.Thread(target=time.sleep, args=(100,), daemon=True).start()\nwhile True: pass",
+	}
+	for _, code := range hostile {
+		r := run(t, p, Call{Code: code, TimeoutS: 0.5})
+		if r.Status == StatusInternal {
+			t.Fatalf("%q: %+v", code, r)
+		}
+	}
+	run(t, p, Call{Session: "s", Code: "import subprocess\nsubprocess.Popen(['sleep', '100'], start_new_session=True)"})
+	p.CloseSession("s")
+	run(t, p, Call{Code: "print(1)"})
+	run(t, p, Call{Code: "print(1)"})
+	if n := countSandboxProcesses(t); n != idle {
+		t.Errorf("%d sandbox processes after the calls, %d when idle", n, idle)
+	}
+	p.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for countSandboxProcesses(t) != before && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := countSandboxProcesses(t); n != before {
+		t.Errorf("%d sandbox processes after Close, %d before the pool", n, before)
+	}
+}
