@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gorstar/model"
+)
+
+func TestModelInitInfoLogprobs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny")
+	r := runCLI(t, "model", "init", "--out", dir, "--preset", "tiny", "--seed", "3", "--json")
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	info := decodeJSON(t, runCLI(t, "model", "info", "--json", dir))
+	if info["model_type"] != "qwen3" || info["vocab_size"] != 384.0 || info["num_hidden_layers"] != 4.0 {
+		t.Fatalf("info: %v", info)
+	}
+	r = runCLI(t, "model", "logprobs", "--model", dir, "--text", "2+2=4<|im_end|>", "--json", "--threads", "1")
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	out := decodeJSON(t, r)
+	ids, lps := out["ids"].([]any), out["logprobs"].([]any)
+	if len(ids) != 6 || len(lps) != 5 || ids[5] != 258.0 {
+		t.Fatalf("logprobs: %v", out)
+	}
+	// The same ids give the same numbers at any thread count (up to float reassociation).
+	idsJSON, _ := json.Marshal(ids)
+	again := decodeJSON(t, runCLI(t, "model", "logprobs", "--model", dir, "--ids", string(idsJSON), "--json", "--threads", "2"))
+	for i := range lps {
+		if d := math.Abs(lps[i].(float64) - again["logprobs"].([]any)[i].(float64)); d > 1e-5 {
+			t.Fatalf("logprob %d: %v with 1 thread, %v with 2", i, lps[i], again["logprobs"].([]any)[i])
+		}
+	}
+}
+
+// gorstar's logprobs agree with an independent PyTorch implementation of Qwen3/Qwen2
+// (bench/qwen3_torch.py, float64) to 1e-4.
+func TestModelLogprobsMatchPyTorch(t *testing.T) {
+	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
+		t.Skip("skipped: /usr/bin/python3 cannot import torch (install python3-torch)")
+	}
+	tmp := t.TempDir()
+	tiny := filepath.Join(tmp, "tiny")
+	if r := runCLI(t, "model", "init", "--out", tiny, "--preset", "tiny", "--seed", "5"); r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	// A Qwen2 model (q/k/v biases, no q/k norm, untied) with non-trivial biases and norms.
+	qwen2 := filepath.Join(tmp, "qwen2")
+	c := model.Config{ModelType: "qwen2", VocabSize: 300, HiddenSize: 64, IntermediateSize: 96, NumHiddenLayers: 2,
+		NumAttentionHeads: 4, NumKeyValueHeads: 2, HeadDim: 16, RopeTheta: 1e6, RMSNormEps: 1e-6, InitializerRange: 0.1}
+	m, err := model.New(c, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := make([]float32, m.Params.Size)
+	m.Params.All.CopyTo(host)
+	for _, tn := range m.Params.Tensors {
+		if !tn.Decay {
+			for i := tn.Offset; i < tn.Offset+tn.Size; i++ {
+				host[i] += float32(math.Sin(float64(i))) * 0.2
+			}
+		}
+	}
+	m.Params.All.CopyFrom(host)
+	if err := m.Save(qwen2); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+
+	ids := make([]int, 40)
+	for i := range ids {
+		ids[i] = (i*37 + 11) % 256
+	}
+	idsJSON, _ := json.Marshal(ids)
+	for _, dir := range []string{tiny, qwen2} {
+		r := runCLI(t, "model", "logprobs", "--model", dir, "--ids", string(idsJSON), "--json")
+		if r.Code != 0 {
+			t.Fatalf("%+v", r)
+		}
+		got := decodeJSON(t, r)
+		out, err := exec.Command("/usr/bin/python3", filepath.Join("bench", "qwen3_torch.py"), "logprobs",
+			"--model", dir, "--ids", string(idsJSON)).Output()
+		if err != nil {
+			t.Fatalf("qwen3_torch.py logprobs: %v", err)
+		}
+		var want struct {
+			Logprobs []float64 `json:"logprobs"`
+			Loss     float64   `json:"loss"`
+		}
+		if err := json.Unmarshal(out, &want); err != nil {
+			t.Fatalf("qwen3_torch.py output %q: %v", out, err)
+		}
+		lps := got["logprobs"].([]any)
+		if len(lps) != len(want.Logprobs) {
+			t.Fatalf("%s: %d logprobs, PyTorch %d", dir, len(lps), len(want.Logprobs))
+		}
+		worst := 0.0
+		for i, lp := range lps {
+			worst = math.Max(worst, math.Abs(lp.(float64)-want.Logprobs[i]))
+		}
+		if worst > 1e-4 || math.Abs(got["loss"].(float64)-want.Loss) > 1e-4 {
+			t.Fatalf("%s: max |Δlogprob| %.3g, loss %v vs PyTorch %v", filepath.Base(dir), worst, got["loss"], want.Loss)
+		}
+		t.Logf("%s: max |Δlogprob| vs PyTorch float64: %.2g", filepath.Base(dir), worst)
+	}
+}
+
+func TestModelCommandBadInputs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny")
+	if r := runCLI(t, "model", "init", "--out", dir, "--preset", "tiny"); r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"model", "init", "--out", dir + "2", "--preset", "huge"}, `unknown model preset "huge"`},
+		{[]string{"model", "init", "--out", dir + "3", "--tokenizer", "/nonexistent/tok.json"}, "--tokenizer /nonexistent/tok.json"},
+		{[]string{"model", "info", "--json", dir + "-missing"}, "config.json: not found"},
+		{[]string{"model", "logprobs", "--model", dir, "--ids", "[1,2]", "--text", "x"}, "exactly one of --text and --ids"},
+		{[]string{"model", "logprobs", "--model", dir, "--ids", "[1,"}, "--ids: want a JSON array"},
+		{[]string{"model", "logprobs", "--model", dir, "--ids", "[1,999]"}, "outside the vocabulary"},
+		{[]string{"model", "logprobs", "--model", dir, "--ids", "[1]"}, "at least 2 tokens"},
+		{[]string{"model", "bench", "--preset", "tiny", "--model", dir}, "exactly one of --model and --preset"},
+		{[]string{"model", "bench", "--preset", "tiny", "--batch", "0"}, "--batch ≥ 1"},
+	} {
+		r := runCLI(t, tc.args...)
+		if r.Code != 1 || !strings.Contains(r.Stderr, tc.want) || strings.Count(r.Stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 1 and one line containing %q", tc.args, r.Code, r.Stderr, tc.want)
+		}
+	}
+}
+
+func TestModelBenchRuns(t *testing.T) {
+	r := runCLI(t, "model", "bench", "--preset", "tiny", "--train", "--batch", "2", "--seq", "16", "--steps", "1", "--json")
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	out := decodeJSON(t, r)
+	if out["tokens_per_s"].(float64) <= 0 || out["batch"] != 2.0 || out["seq"] != 16.0 {
+		t.Fatalf("bench: %v", out)
+	}
+}
