@@ -1,10 +1,6 @@
 package tokenizer
 
-import (
-	"encoding/json"
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // merge is the result of joining a pair of tokens: its rank (lower merges first) and new id.
 type merge struct{ rank, id int32 }
@@ -21,8 +17,8 @@ type bpeModel struct {
 	cache        *wordCache
 }
 
-func newBPEModel(vocab map[string]int32, rawMerges []json.RawMessage, unk int32, ignoreMerges bool) (bpeModel, error) {
-	m := bpeModel{merges: make(map[uint64]merge, len(rawMerges)), unk: unk, ignoreMerges: ignoreMerges,
+func newBPEModel(vocab map[string]int32, merges mergeList, unk int32, ignoreMerges bool) (bpeModel, error) {
+	m := bpeModel{merges: make(map[uint64]merge, len(merges)), unk: unk, ignoreMerges: ignoreMerges,
 		vocab: vocab, cache: newWordCache()}
 	for b := range m.byteID {
 		id, ok := vocab[ByteToken(byte(b))]
@@ -31,16 +27,14 @@ func newBPEModel(vocab map[string]int32, rawMerges []json.RawMessage, unk int32,
 		}
 		m.byteID[b] = id
 	}
-	for rank, raw := range rawMerges {
-		left, right, err := parseMerge(raw)
-		if err != nil {
-			return m, fmt.Errorf("entry %d: %w", rank, err)
-		}
-		a, okA := vocab[left]
-		b, okB := vocab[right]
-		id, okC := vocab[left+right]
+	var joined []byte
+	for rank, pair := range merges {
+		a, okA := vocab[pair[0]]
+		b, okB := vocab[pair[1]]
+		joined = append(append(joined[:0], pair[0]...), pair[1]...)
+		id, okC := vocab[string(joined)]
 		if !okA || !okB || !okC {
-			return m, fmt.Errorf("entry %d (%q %q): token not in the vocabulary", rank, left, right)
+			return m, fmt.Errorf("entry %d (%q %q): token not in the vocabulary", rank, pair[0], pair[1])
 		}
 		key := pairKey(a, b)
 		if _, dup := m.merges[key]; !dup { // the first listing wins, as in Hugging Face
@@ -50,28 +44,12 @@ func newBPEModel(vocab map[string]int32, rawMerges []json.RawMessage, unk int32,
 	return m, nil
 }
 
-// parseMerge accepts both spellings of a merge: "a b" (older files) and ["a", "b"].
-func parseMerge(raw json.RawMessage) (string, string, error) {
-	if len(raw) > 0 && raw[0] == '[' {
-		var pair []string
-		if err := json.Unmarshal(raw, &pair); err != nil || len(pair) != 2 {
-			return "", "", fmt.Errorf("want a pair of strings, got %s", raw)
-		}
-		return pair[0], pair[1], nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", "", fmt.Errorf("want \"a b\" or [\"a\", \"b\"], got %s", raw)
-	}
-	left, right, ok := strings.Cut(s, " ")
-	if !ok || strings.Contains(right, " ") {
-		return "", "", fmt.Errorf("want two tokens separated by one space, got %q", s)
-	}
-	return left, right, nil
-}
-
-// maxCachedWord bounds the length of pieces kept in the cache: long pieces rarely repeat.
-const maxCachedWord = 64
+// maxCachedWord bounds the length of pieces kept in the cache: longer pieces rarely repeat.
+// Pieces up to maxShortWord bytes use the quadratic merge, longer ones the heap.
+const (
+	maxCachedWord = 256
+	maxShortWord  = 64
+)
 
 // appendWord appends the ids of one pre-tokenized piece (raw bytes) to dst.
 func (m *bpeModel) appendWord(dst []int32, word string) []int32 {
@@ -90,8 +68,8 @@ func (m *bpeModel) appendWord(dst []int32, word string) []int32 {
 		}
 	}
 	start := len(dst)
-	if len(word) <= maxCachedWord {
-		var buf [maxCachedWord]int32
+	if len(word) <= maxShortWord {
+		var buf [maxShortWord]int32
 		dst = m.appendSymbols(dst, m.mergeShort(buf[:0], word))
 	} else {
 		dst = m.appendSymbols(dst, m.mergeLong(word))
@@ -135,7 +113,7 @@ func (m *bpeModel) mergeShort(ids []int32, word string) []int32 {
 	for i := 0; i < len(word); i++ {
 		ids = append(ids, m.byteID[word[i]])
 	}
-	var pairBuf [maxCachedWord]merge
+	var pairBuf [maxShortWord]merge
 	pairs := pairBuf[:len(ids)-1]
 	for i := range pairs {
 		pairs[i] = m.lookup(ids[i], ids[i+1])

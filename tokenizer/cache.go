@@ -51,3 +51,13 @@ func (c *wordCache) put(word string, ids []int32) {
 	s.m[key] = stored
 	s.mu.Unlock()
 }
+
+// reset empties the cache (benchmarks use it to measure cold encoding).
+func (c *wordCache) reset() {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		s.m = nil
+		s.mu.Unlock()
+	}
+}

@@ -29,15 +29,38 @@ func (t *Tokenizer) decode(ids []int32, skipSpecial bool) string {
 
 // appendTokenBytes appends the bytes a token stands for.
 func (t *Tokenizer) appendTokenBytes(buf []byte, id int32, skipSpecial bool) []byte {
+	if id < 0 || int(id) >= len(t.special) {
+		return append(buf, string(utf8.RuneError)...)
+	}
+	if skipSpecial && t.special[id] {
+		return buf
+	}
+	return append(buf, t.tokenBytes.arena[t.tokenBytes.offsets[id]:t.tokenBytes.offsets[id+1]]...)
+}
+
+// byteTable holds the bytes of every token back to back: token i is arena[offsets[i]:offsets[i+1]].
+type byteTable struct {
+	offsets []uint32
+	arena   []byte
+}
+
+// buildByteTable computes each token's bytes once so that decoding is a copy per token.
+func (t *Tokenizer) buildByteTable() byteTable {
+	bt := byteTable{offsets: make([]uint32, 1, len(t.tokens)+1)}
+	for id := range t.tokens {
+		bt.arena = t.appendSlowTokenBytes(bt.arena, int32(id))
+		bt.offsets = append(bt.offsets, uint32(len(bt.arena)))
+	}
+	return bt
+}
+
+func (t *Tokenizer) appendSlowTokenBytes(buf []byte, id int32) []byte {
 	if a, ok := t.addedByID[id]; ok {
-		if skipSpecial && a.Special {
-			return buf
-		}
 		return append(buf, a.Content...)
 	}
 	tok, ok := t.IDToToken(id)
 	if !ok {
-		return append(buf, string(utf8.RuneError)...)
+		return append(buf, string(utf8.RuneError)...) // a hole in the id range
 	}
 	if b, ok := byteFallbackToken(tok); ok {
 		return append(buf, b)
@@ -81,20 +104,30 @@ func hexDigit(c byte) (byte, bool) {
 // final is false, an incomplete but so far valid character at the end is not written; its bytes
 // are returned so that the caller can complete them later.
 func appendLossy(out *strings.Builder, buf []byte, final bool) []byte {
-	for len(buf) > 0 {
-		r, w := utf8.DecodeRune(buf)
-		if r != utf8.RuneError || w > 1 {
-			out.Write(buf[:w])
-			buf = buf[w:]
+	if utf8.Valid(buf) {
+		out.Write(buf)
+		return nil
+	}
+	valid := 0 // start of the run of valid bytes not yet written
+	for i := 0; i < len(buf); {
+		if buf[i] < utf8.RuneSelf {
+			i++
 			continue
 		}
-		k := validPrefix(buf)
-		if k == len(buf) && !final {
-			return buf // the start of a character whose other bytes have not arrived yet
+		if r, w := utf8.DecodeRune(buf[i:]); r != utf8.RuneError || w > 1 {
+			i += w
+			continue
+		}
+		out.Write(buf[valid:i])
+		k := validPrefix(buf[i:])
+		if i+k == len(buf) && !final {
+			return buf[i:] // the start of a character whose other bytes have not arrived yet
 		}
 		out.WriteRune(utf8.RuneError)
-		buf = buf[max(k, 1):]
+		i += max(k, 1)
+		valid = i
 	}
+	out.Write(buf[valid:])
 	return nil
 }
 

@@ -1,6 +1,10 @@
 package tokenizer
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
 
 // The on-disk shape of tokenizer.json. Only the parts gorstar reads are typed; the rest is kept
 // raw so that unknown components can be named in errors.
@@ -27,7 +31,7 @@ type modelJSON struct {
 	ByteFallback            bool              `json:"byte_fallback"`
 	IgnoreMerges            bool              `json:"ignore_merges"`
 	Vocab                   map[string]int32  `json:"vocab"`
-	Merges                  []json.RawMessage `json:"merges"`
+	Merges                  mergeList         `json:"merges"`
 }
 
 // AddedToken is one entry of tokenizer.json's added_tokens: a string matched in the text before
@@ -62,4 +66,34 @@ type componentJSON struct {
 type patternJSON struct {
 	Regex  *string `json:"Regex"`
 	String *string `json:"String"`
+}
+
+// mergeList reads both spellings of merges: ["a b", …] (older files) and [["a", "b"], …].
+type mergeList [][2]string
+
+func (m *mergeList) UnmarshalJSON(data []byte) error {
+	var pairs [][]string
+	if err := json.Unmarshal(data, &pairs); err == nil {
+		*m = make(mergeList, len(pairs))
+		for i, p := range pairs {
+			if len(p) != 2 {
+				return fmt.Errorf("merges[%d]: want a pair of tokens, got %q", i, p)
+			}
+			(*m)[i] = [2]string{p[0], p[1]}
+		}
+		return nil
+	}
+	var joined []string
+	if err := json.Unmarshal(data, &joined); err != nil {
+		return fmt.Errorf("merges: want [\"a b\", …] or [[\"a\", \"b\"], …]: %w", err)
+	}
+	*m = make(mergeList, len(joined))
+	for i, s := range joined {
+		left, right, ok := strings.Cut(s, " ")
+		if !ok || strings.Contains(right, " ") {
+			return fmt.Errorf("merges[%d]: want two tokens separated by one space, got %q", i, s)
+		}
+		(*m)[i] = [2]string{left, right}
+	}
+	return nil
 }

@@ -21,6 +21,8 @@ type Tokenizer struct {
 	normalize   normalizer
 	pretokenize pretokenizer
 	bpe         bpeModel
+	special     []bool // by id: an added token marked special
+	tokenBytes  byteTable
 }
 
 // Load reads DIR/tokenizer.json.
@@ -94,6 +96,11 @@ func Parse(data []byte) (*Tokenizer, error) {
 		t.tokens[a.ID] = a.Content
 	}
 	t.matcher = newAddedMatcher(t.added)
+	t.special = make([]bool, size)
+	for _, a := range t.added {
+		t.special[a.ID] = a.Special
+	}
+	t.tokenBytes = t.buildByteTable()
 
 	var err error
 	if t.normalize, err = parseNormalizer(f.Normalizer); err != nil {

@@ -1,0 +1,142 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// benchTexts returns realistic inputs: this package's Go source (code, comments, indentation) and
+// the fixture corpus (prose, LaTeX, CJK, emoji, whitespace runs, chat markup).
+func benchTexts(tb testing.TB) map[string]string {
+	tb.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("glob: %v", err)
+	}
+	var code strings.Builder
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		code.Write(data)
+	}
+	raw, err := os.ReadFile(filepath.Join("testdata", "qwen3_fixture.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var fx qwen3Fixture
+	if err := json.Unmarshal(raw, &fx); err != nil {
+		tb.Fatal(err)
+	}
+	var mixed strings.Builder
+	for mixed.Len() < 64<<10 {
+		for _, c := range fx.Cases {
+			mixed.WriteString(c.Text)
+			mixed.WriteString("\n")
+		}
+	}
+	return map[string]string{"code": code.String(), "mixed": mixed.String()}
+}
+
+func benchmarkEncode(b *testing.B, tok *Tokenizer, cold bool) {
+	for name, text := range benchTexts(b) {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			var ids []int32
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if cold {
+					tok.bpe.cache.reset()
+				}
+				ids = tok.AppendEncode(ids[:0], text, true)
+			}
+			b.ReportMetric(float64(len(text))/float64(len(ids)), "bytes/token")
+		})
+	}
+}
+
+// BenchmarkEncodeQwen3 reports encode throughput (MB/s) with the real Qwen3 vocabulary, with the
+// word cache warm (the steady state) and emptied before every pass (the worst case).
+func BenchmarkEncodeQwen3(b *testing.B) {
+	tok := loadQwen3(b)
+	b.Run("warm", func(b *testing.B) { benchmarkEncode(b, tok, false) })
+	b.Run("cold", func(b *testing.B) { benchmarkEncode(b, tok, true) })
+}
+
+// BenchmarkEncodeQwen3Parallel encodes from every core at once (the cache is shared).
+func BenchmarkEncodeQwen3Parallel(b *testing.B) {
+	tok := loadQwen3(b)
+	text := benchTexts(b)["mixed"]
+	b.SetBytes(int64(len(text)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		var ids []int32
+		for pb.Next() {
+			ids = tok.AppendEncode(ids[:0], text, true)
+		}
+	})
+}
+
+// BenchmarkEncodeByteLevel measures the pipeline without merges (the tokenizer model init writes).
+func BenchmarkEncodeByteLevel(b *testing.B) {
+	data, err := ByteLevelJSON(ChatSpecials)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok, err := Parse(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchmarkEncode(b, tok, false)
+}
+
+func BenchmarkDecodeQwen3(b *testing.B) {
+	tok := loadQwen3(b)
+	text := benchTexts(b)["mixed"]
+	ids := tok.Encode(text)
+	b.SetBytes(int64(len(text)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = tok.Decode(ids)
+	}
+}
+
+// Loading Qwen3's 151k-entry vocabulary and merges.
+func BenchmarkLoadQwen3(b *testing.B) {
+	loadQwen3(b)
+	path, _ := findQwen3TokenizerJSON(true)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := LoadFile(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Concurrent encoders must agree with a sequential one (run with -race to check the cache).
+func TestEncodeConcurrent(t *testing.T) {
+	tok := loadQwen3(t)
+	text := benchTexts(t)["mixed"][:8000]
+	want := tok.Encode(text)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 5; i++ {
+				tok.bpe.cache.reset()
+				got := tok.Encode(text)
+				if len(got) != len(want) {
+					t.Errorf("concurrent encode gave %d ids, want %d", len(got), len(want))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,92 @@
+package tokenizer
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestDecodeLossy(t *testing.T) {
+	cases := []struct {
+		in   string
+		want string
+	}{
+		{"plain", "plain"},
+		{"\xe2\x82\xac", "€"},
+		{"a\xe2\x82b", "a\ufffdb"},             // one U+FFFD for a truncated character
+		{"a\xffb", "a\ufffdb"},                 // a byte that never starts a character
+		{"\xed\xa0\x80", "\ufffd\ufffd\ufffd"}, // a surrogate: each byte is its own invalid subpart
+		{"\xf0\x9f\x98", "\ufffd"},             // truncated at the end
+		{"\xc0\xaf", "\ufffd\ufffd"},           // overlong
+	}
+	for _, c := range cases {
+		var out strings.Builder
+		appendLossy(&out, []byte(c.in), true)
+		if out.String() != c.want {
+			t.Errorf("lossy(%q) = %q, want %q", c.in, out.String(), c.want)
+		}
+	}
+}
+
+// Streaming gives the same text as Decode, and never releases part of a character.
+func TestStreamDecoderMatchesDecode(t *testing.T) {
+	data, err := ByteLevelJSON(ChatSpecials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(t *testing.T, tok *Tokenizer, ids []int32) {
+		t.Helper()
+		d := tok.NewStreamDecoder(false)
+		var got strings.Builder
+		for _, id := range ids {
+			chunk := d.Add(id)
+			if !utf8.ValidString(chunk) {
+				t.Fatalf("chunk %q is not valid UTF-8", chunk)
+			}
+			got.WriteString(chunk)
+		}
+		got.WriteString(d.Flush())
+		if want := tok.Decode(ids); got.String() != want {
+			t.Fatalf("stream %q, Decode %q", got.String(), want)
+		}
+	}
+	pieces := []string{"a", " ", "é", "中", "😀", "\n", "<|im_end|>", "<answer>", "\xff", "\xe2\x82"}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 500; i++ {
+		var b strings.Builder
+		for n := rng.IntN(12); n >= 0; n-- {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		check(t, tok, tok.Encode(b.String()))
+	}
+	// A character cut by the end of generation comes out as U+FFFD on Flush.
+	d := tok.NewStreamDecoder(false)
+	if got := d.Add(0xF0) + d.Add(0x9F); got != "" {
+		t.Fatalf("half an emoji released: %q", got)
+	}
+	if got := d.Flush(); got != "\ufffd" {
+		t.Fatalf("Flush = %q, want U+FFFD", got)
+	}
+	// Control tokens can be left out.
+	skip := tok.NewStreamDecoder(true)
+	if got := skip.Add(tok.MustID("<|im_end|>")) + skip.Add('x') + skip.Add(tok.MustID("<answer>")); got != "x<answer>" {
+		t.Fatalf("skipSpecial stream = %q", got)
+	}
+	if got := tok.DecodeSkipSpecial(tok.Encode("<|im_start|>hi<|im_end|>")); got != "hi" {
+		t.Fatalf("DecodeSkipSpecial = %q", got)
+	}
+	if got := tok.Decode([]int32{-1, 100000}); got != "\ufffd\ufffd" {
+		t.Fatalf("Decode of unknown ids = %q", got)
+	}
+
+	t.Run("qwen3", func(t *testing.T) {
+		q := loadQwen3(t)
+		text := "数学 😀👍🏽 naïve <think>x</think> \\frac{1}{2} 🇫🇷"
+		check(t, q, q.Encode(text))
+	})
+}
