@@ -1,0 +1,102 @@
+package data
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"gorstar/usererr"
+)
+
+// decodeObject parses one JSONL line as an object. Errors read "invalid JSON: …" or "expected a
+// JSON object, got …" so that callers can prefix file and line.
+func decodeObject(line []byte) (map[string]json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(line, &obj); err != nil {
+		if !json.Valid(line) {
+			return nil, fmt.Errorf("invalid JSON: %v", err)
+		}
+		return nil, fmt.Errorf("expected a JSON object, got %s", jsonKind(line))
+	}
+	if obj == nil {
+		return nil, fmt.Errorf("expected a JSON object, got null")
+	}
+	return obj, nil
+}
+
+func jsonKind(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// jsonText returns a JSON value as text: a string's contents, a number or boolean as written,
+// arrays and objects as compact JSON. ok is false for null or an absent value.
+func jsonText(raw json.RawMessage) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", false
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", false
+		}
+		return s, true
+	}
+	if raw[0] == '[' || raw[0] == '{' {
+		var b bytes.Buffer
+		if json.Compact(&b, raw) == nil {
+			return b.String(), true
+		}
+	}
+	return string(raw), true
+}
+
+// sniffFormat decides how to read path: by extension, else by the Parquet magic bytes.
+func sniffFormat(path string) (fileFormat, error) {
+	if err := checkInputFile(path); err != nil {
+		return formatUnknown, err
+	}
+	if f := formatOf(path); f != formatUnknown {
+		return f, nil
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return formatUnknown, usererr.New("%s: %v", path, err)
+	}
+	defer fh.Close()
+	magic := make([]byte, 4)
+	if _, err := io.ReadFull(fh, magic); err == nil && string(magic) == "PAR1" {
+		return formatParquet, nil
+	}
+	return formatJSONL, nil
+}
+
+// fieldNames lists an object's keys, sorted, for error messages.
+func fieldNames(obj map[string]json.RawMessage) string {
+	names := make([]string, 0, len(obj))
+	for k := range obj {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
