@@ -8,6 +8,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -95,8 +98,9 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	rss, peak := memoryMB()
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "workers": s.pool.Workers(), "sandbox": s.pool.Sandbox(),
-		"inflight": s.inflight.Load(), "capacity": s.capacity})
+		"inflight": s.inflight.Load(), "capacity": s.capacity, "rss_mb": rss, "peak_rss_mb": peak})
 }
 
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
@@ -155,4 +159,26 @@ func Serve(ctx context.Context, addr string, pool *Pool, ready func(net.Addr)) e
 		return fmt.Errorf("exec serve %s: shutdown: %w", addr, err)
 	}
 	return nil
+}
+
+// memoryMB returns this process's resident and peak resident memory in MiB (0 when unknown).
+func memoryMB() (rss, peak float64) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "VmRSS:":
+			rss = kb / 1024
+		case "VmHWM:":
+			peak = kb / 1024
+		}
+	}
+	return rss, peak
 }

@@ -1,7 +1,9 @@
 package exec
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +165,39 @@ func TestNoProcessLeaks(t *testing.T) {
 	}
 	if n := countSandboxProcesses(t); n != before {
 		t.Errorf("%d sandbox processes after Close, %d before the pool", n, before)
+	}
+}
+
+// With --sandbox=none a worker writes and wipes only its own private directory.
+func TestSandboxNoneWipesOnlyItsOwnDirectory(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH")
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	sentinel := tmp + "/keep-me"
+	if err := os.WriteFile(sentinel, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig()
+	cfg.Sandbox = SandboxNone
+	cfg.Workers = 1
+	p, err := NewPool(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, p, Call{Code: "import os\nopen('left', 'w').write('x')\nprint(os.getcwd())"})
+	if r.Status != StatusOK || !strings.HasPrefix(r.Stdout, tmp+"/gorstar-exec-worker-") {
+		t.Fatalf("first call: %+v", r)
+	}
+	if r := run(t, p, Call{Code: "import os\nprint(os.listdir('.'))"}); r.Stdout != "[]\n" {
+		t.Fatalf("second call saw the first one's file: %+v", r)
+	}
+	p.Close()
+	if _, err := os.Stat(sentinel); err != nil {
+		t.Fatalf("a file outside the worker's directory was removed: %v", err)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 1 {
+		t.Fatalf("the worker's directory was left behind: %v", entries)
 	}
 }

@@ -42,6 +42,7 @@ type zygoteConf struct {
 	SessionSlots    int      `json:"session_slots"`
 	SessionIdleS    float64  `json:"session_idle_s"`
 	Modules         []string `json:"modules"`
+	TmpDir          string   `json:"tmp_dir"` // the calls' writable directory, wiped after each call
 }
 
 // message is any frame the zygote sends.
@@ -68,10 +69,21 @@ type worker struct {
 	nextID  uint64
 	missing []string
 	waitErr error
+	private string // with --sandbox=none: this worker's own directory, removed when it ends
 }
 
 // startWorker starts a zygote in the sandbox and waits until it has imported its modules.
 func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygoteConf) (*worker, error) {
+	var private string
+	if sb.kind == SandboxNone {
+		dir, err := os.MkdirTemp("", "gorstar-exec-worker-")
+		if err != nil {
+			return nil, fmt.Errorf("start zygote: %w", err)
+		}
+		private, conf.TmpDir = dir, dir
+	} else {
+		conf.TmpDir = "/tmp"
+	}
 	confJSON, err := json.Marshal(conf)
 	if err != nil {
 		return nil, err
@@ -84,9 +96,9 @@ func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygot
 	cmd.Args[0] = zygoteMarker
 	cmd.Path = argv[0]
 	if sb.kind == SandboxNone {
-		cmd.Dir = os.TempDir()
+		cmd.Dir = private
 		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "OPENBLAS_NUM_THREADS=1",
-			"OMP_NUM_THREADS=1"}
+			"OMP_NUM_THREADS=1", "HOME=" + private, "TMPDIR=" + private}
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = 2 * time.Second
@@ -98,9 +110,13 @@ func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygot
 	if err != nil {
 		return nil, err
 	}
-	w := &worker{cmd: cmd, in: in, msgs: make(chan message, 1), dead: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
+	w := &worker{cmd: cmd, in: in, msgs: make(chan message, 1), dead: make(chan struct{}), stderr: &tailBuffer{max: 4096},
+		private: private}
 	cmd.Stderr = w.stderr
 	if err := cmd.Start(); err != nil {
+		if private != "" {
+			_ = os.RemoveAll(private)
+		}
 		return nil, fmt.Errorf("start zygote %s: %w", argv[0], err)
 	}
 	go w.readLoop(bufio.NewReaderSize(out, 1<<16))
@@ -257,6 +273,9 @@ func (w *worker) kill() {
 		if w.waitErr == nil {
 			w.waitErr = errors.New("exited")
 		}
+	}
+	if w.private != "" {
+		_ = os.RemoveAll(w.private)
 	}
 }
 

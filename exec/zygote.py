@@ -26,6 +26,9 @@ DROP = CONF.get("drop_privileges", False)  # False when the sandbox runs as an u
 SESSION_SLOTS = CONF.get("session_slots", 0)
 OWN_PIDNS = CONF.get("own_pid_namespace", False)  # False only with --sandbox=none: never sweep the host's /proc
 IDLE_S = CONF.get("session_idle_s", 0)
+# The call's private writable directory, wiped after every call: /tmp inside the sandbox, a
+# directory Go made for this worker alone with --sandbox=none. Never a shared directory.
+TMP = CONF.get("tmp_dir", "")
 CTL_IN, CTL_OUT = 0, 1
 
 
@@ -235,9 +238,11 @@ def remove_tree(path):
 
 def clean_tmp():
     keep = {s.dirname for s in sessions.values()}
-    for name in os.listdir("/tmp"):
+    if not TMP or (TMP == "/tmp" and not OWN_PIDNS):
+        return  # refuse to wipe anything but a sandbox's own /tmp or a worker's private directory
+    for name in os.listdir(TMP):
         if name not in keep:
-            remove_tree("/tmp/" + name)
+            remove_tree(os.path.join(TMP, name))
 
 
 # ---------------------------------------------------------------- output collection (zygote)
@@ -345,7 +350,7 @@ def run_stateless(req):
             os.dup2(w_out, 1)
             os.dup2(w_err, 2)
             os.closerange(3, 1 << 16)
-            enter_child(UID_BASE, req, "/tmp")
+            enter_child(UID_BASE, req, TMP)
             fresh_stdio(None)
             code = harness(req["code"], globals_dict())
         except BaseException:
@@ -433,7 +438,8 @@ def end_session(name):
         except OSError:
             pass
     reap()
-    remove_tree("/tmp/" + s.dirname)
+    if TMP:
+        remove_tree(os.path.join(TMP, s.dirname))
 
 
 def session_main(s, ctl_r, done_w):
@@ -453,7 +459,7 @@ def session_main(s, ctl_r, done_w):
 def start_session(name, req):
     slot = free_slot()
     s = Session(name, slot)
-    path = "/tmp/" + s.dirname
+    path = os.path.join(TMP, s.dirname)
     remove_tree(path)
     os.mkdir(path, 0o700)
     if DROP:

@@ -1,0 +1,367 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"gorstar/config"
+	"gorstar/exec"
+	"gorstar/usererr"
+)
+
+func execCommand() *cli.Command {
+	sandboxFlag := &cli.StringFlag{Name: "sandbox", Usage: "auto | bwrap | none (none runs code WITHOUT isolation; overrides exec.sandbox)"}
+	workersFlag := &cli.IntFlag{Name: "workers", Usage: "warm workers (overrides exec.workers; 0 = 2 per core)"}
+	return &cli.Command{
+		Name:  "exec",
+		Usage: "the sandboxed Python tool: run one call, serve calls over HTTP, benchmark",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "run",
+				Usage:     "run Python code in the sandbox and print the tool response the model would see",
+				ArgsUsage: "[FILE.py | -]",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "code", Usage: "the Python source (instead of FILE)"},
+					&cli.StringFlag{Name: "stdin", Usage: "standard input of the code"},
+					&cli.StringFlag{Name: "timeout", Usage: "wall-clock limit, e.g. 4s (default exec.timeout)"},
+					&cli.StringFlag{Name: "memory", Usage: "address space above the warm worker, e.g. 384MB or 1GB (default exec.memory_mb)"},
+					&cli.IntFlag{Name: "max-chars", Value: -1, Usage: "cut the printed response to N characters (default exec.tool_text_chars; 0 = no cut)"},
+					sandboxFlag,
+				},
+				Action: execRun,
+			},
+			{
+				Name:  "serve",
+				Usage: "serve tool calls over HTTP: POST /v1/run, POST /v1/batch, GET /healthz, GET /metrics",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8090", Usage: "address to listen on"},
+					workersFlag, sandboxFlag,
+				},
+				Action: execServe,
+			},
+			{
+				Name: "bench",
+				Usage: "throughput and latency of the warm pool against one fresh interpreter per call (code-judge's design), " +
+					"or of remote servers with --endpoint; --calls N runs the load test",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "workload", Value: "print,comb,sympy", Usage: "print, comb, sympy, mixed, or a comma list"},
+					&cli.IntFlag{Name: "concurrency", Value: 64, Usage: "calls kept in flight"},
+					&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "how long to run each workload on each runner"},
+					&cli.StringSliceFlag{Name: "endpoint", Usage: "bench `URL` (an exec serve node; repeatable) instead of a local pool"},
+					&cli.BoolFlag{Name: "baseline", Value: true, Usage: "also run one fresh interpreter per call, side by side (local only)"},
+					&cli.IntFlag{Name: "calls", Usage: "load test: send exactly N distinct calls with --concurrency in flight and check none is lost or duplicated"},
+					workersFlag, sandboxFlag,
+				},
+				Action: execBench,
+			},
+		},
+	}
+}
+
+// execConfig resolves the [exec] section with this command's overrides.
+func execConfig(c *cli.Context) (Options, config.Exec, error) {
+	o, err := globalOptions(c)
+	if err != nil {
+		return o, config.Exec{}, err
+	}
+	cfg := o.Config.Exec
+	if c.IsSet("sandbox") {
+		cfg.Sandbox = c.String("sandbox")
+	}
+	if c.IsSet("workers") {
+		cfg.Workers = c.Int("workers")
+	}
+	if err := cfg.Validate(); err != nil {
+		return o, cfg, usererr.Wrap(err)
+	}
+	return o, cfg, nil
+}
+
+// startPool starts the pool and says loudly when code runs without isolation.
+func startPool(ctx context.Context, c *cli.Context, o Options, cfg config.Exec) (*exec.Pool, error) {
+	p, err := exec.NewPool(ctx, cfg)
+	if errors.Is(err, exec.ErrNoSandbox) {
+		return nil, usererr.New("exec: %v", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	stderr := c.App.ErrWriter
+	if p.Sandbox() == exec.SandboxNone {
+		fmt.Fprintln(stderr, "gorstar: WARNING: --sandbox=none: tool code runs WITHOUT isolation, with your user's rights, network and files.")
+	}
+	if !o.Quiet {
+		fmt.Fprintf(stderr, "exec: %d warm workers, sandbox %s, python %s\n", p.Workers(), p.Sandbox(), p.Python())
+		if m := p.MissingModules(); len(m) > 0 {
+			fmt.Fprintf(stderr, "exec: not installed, not pre-imported: %s\n", strings.Join(m, ", "))
+		}
+	}
+	return p, nil
+}
+
+func execRun(c *cli.Context) error {
+	o, cfg, err := execConfig(c)
+	if err != nil {
+		return err
+	}
+	call := exec.Call{Stdin: c.String("stdin")}
+	switch {
+	case c.IsSet("code") && c.NArg() > 0:
+		return usererr.New("exec run: give the code with --code or as a FILE, not both")
+	case c.IsSet("code"):
+		call.Code = c.String("code")
+	case c.NArg() == 1:
+		var data []byte
+		if c.Args().First() == "-" {
+			data, err = io.ReadAll(os.Stdin)
+		} else {
+			data, err = os.ReadFile(c.Args().First())
+		}
+		if err != nil {
+			return usererr.New("exec run: %v", err)
+		}
+		call.Code = string(data)
+	default:
+		return usererr.New("exec run: give the code with --code STR or as one FILE argument (see `gorstar exec run --help`)")
+	}
+	if s := c.String("timeout"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return usererr.New("exec run --timeout: want a positive duration like 4s, got %q", s)
+		}
+		call.TimeoutS = d.Seconds()
+	}
+	if s := c.String("memory"); s != "" {
+		mb, err := parseMegabytes(s)
+		if err != nil {
+			return usererr.New("exec run --memory: %v", err)
+		}
+		call.MemoryMB = mb
+	}
+	cfg.Workers = 1
+	cfg.QueueSize = 1
+	p, err := startPool(c.Context, c, Options{Quiet: true}, cfg)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	res := p.Run(c.Context, call)
+	if res.Status == exec.StatusInternal {
+		return fmt.Errorf("exec run: %s", strings.TrimSpace(res.Stderr))
+	}
+	if o.JSON {
+		return printJSON(c, res)
+	}
+	max := cfg.ToolTextChars
+	if c.Int("max-chars") >= 0 {
+		max = c.Int("max-chars")
+	}
+	fmt.Fprintln(c.App.Writer, res.ToolText(max))
+	return nil
+}
+
+// parseMegabytes reads 384, 384MB, 384M, 1GB or 1G as mebibytes.
+func parseMegabytes(s string) (int, error) {
+	u := strings.ToUpper(strings.TrimSpace(s))
+	mult := 1.0
+	switch {
+	case strings.HasSuffix(u, "GB"), strings.HasSuffix(u, "G"):
+		mult, u = 1024, strings.TrimRight(u, "GB")
+	case strings.HasSuffix(u, "MB"), strings.HasSuffix(u, "M"):
+		u = strings.TrimRight(u, "MB")
+	}
+	v, err := strconv.ParseFloat(u, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("want a size like 384MB or 1GB, got %q", s)
+	}
+	return int(v * mult), nil
+}
+
+func execServe(c *cli.Context) error {
+	o, cfg, err := execConfig(c)
+	if err != nil {
+		return err
+	}
+	p, err := startPool(c.Context, c, o, cfg)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	addr := c.String("listen")
+	err = exec.Serve(c.Context, addr, p, func(a net.Addr) {
+		if !o.Quiet {
+			fmt.Fprintf(c.App.ErrWriter, "exec: serving on http://%s (Ctrl-C finishes the calls in flight and stops)\n", a)
+		}
+	})
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "listen" {
+			return usererr.New("exec serve --listen %s: %v", addr, op.Err)
+		}
+		return err
+	}
+	if o.JSON {
+		return printJSON(c, map[string]any{"listen": addr, "calls": p.Stats().Calls(), "worker_restarts": p.Stats().Restarts()})
+	}
+	return nil
+}
+
+// benchReport is one workload's line: the runner's figures and, side by side, the baseline's.
+type benchReport struct {
+	exec.BenchResult
+	Runner        string            `json:"runner"`
+	Baseline      *exec.BenchResult `json:"baseline,omitempty"`
+	SpeedUp       float64           `json:"speedup,omitempty"` // calls/s over the baseline's
+	BaselineNotes string            `json:"baseline_runner,omitempty"`
+}
+
+func execBench(c *cli.Context) error {
+	o, cfg, err := execConfig(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Context
+	var runner exec.Runner
+	var workers int
+	name := "pool"
+	endpoints := c.StringSlice("endpoint")
+	if len(endpoints) > 0 {
+		client, err := exec.NewClient(endpoints)
+		if err != nil {
+			return err
+		}
+		runner, name = client, "client"
+	} else {
+		p, err := startPool(ctx, c, o, cfg)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		runner, workers = p, p.Workers()
+	}
+	if n := c.Int("calls"); n > 0 {
+		return execLoadTest(c, o, runner, endpoints, n)
+	}
+	var reports []benchReport
+	for _, wl := range strings.Split(c.String("workload"), ",") {
+		wl = strings.TrimSpace(wl)
+		if !o.Quiet {
+			fmt.Fprintf(c.App.ErrWriter, "bench %s: %s, %d in flight, %s\n", wl, name, c.Int("concurrency"), c.Duration("duration"))
+		}
+		r, err := exec.Bench(ctx, runner, wl, c.Int("concurrency"), c.Duration("duration"))
+		if err != nil {
+			return err
+		}
+		rep := benchReport{BenchResult: r, Runner: name}
+		if c.Bool("baseline") && len(endpoints) == 0 {
+			fresh, err := exec.NewFreshRunner(cfg, workers)
+			if err != nil {
+				return err
+			}
+			if !o.Quiet {
+				fmt.Fprintf(c.App.ErrWriter, "bench %s: fresh interpreter per call (%d at once), %d in flight, %s\n",
+					wl, workers, c.Int("concurrency"), c.Duration("duration"))
+			}
+			b, err := exec.Bench(ctx, fresh, wl, c.Int("concurrency"), c.Duration("duration"))
+			if err != nil {
+				return err
+			}
+			rep.Baseline, rep.BaselineNotes = &b, "fresh interpreter per call, no sandbox"
+			if b.CallsPerS > 0 {
+				rep.SpeedUp = r.CallsPerS / b.CallsPerS
+			}
+		}
+		reports = append(reports, rep)
+	}
+	if o.JSON {
+		if len(reports) == 1 {
+			return printJSON(c, reports[0])
+		}
+		return printJSON(c, map[string]any{"workloads": reports})
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "%-8s %-26s %9s %10s %9s %9s %9s %7s\n", "workload", "runner", "calls", "calls/s", "p50 ms", "p90 ms", "p99 ms", "errors")
+	for _, r := range reports {
+		line := func(label string, b exec.BenchResult) {
+			fmt.Fprintf(w, "%-8s %-26s %9d %10.1f %9.1f %9.1f %9.1f %7d\n", b.Workload, label, b.Calls, b.CallsPerS, b.P50MS, b.P90MS, b.P99MS, b.Errors)
+		}
+		line(r.Runner, r.BenchResult)
+		if r.Baseline != nil {
+			line("fresh python per call", *r.Baseline)
+			fmt.Fprintf(w, "%-8s %-26s %9s %9.1fx\n", r.Workload, "speed-up", "", r.SpeedUp)
+		}
+	}
+	return nil
+}
+
+// execLoadTest sends exactly n distinct calls and checks every answer (the 45K-calls test).
+func execLoadTest(c *cli.Context, o Options, runner exec.Runner, endpoints []string, n int) error {
+	inFlight := c.Int("concurrency")
+	if !o.Quiet {
+		fmt.Fprintf(c.App.ErrWriter, "load test: %d calls, %d in flight\n", n, inFlight)
+	}
+	res, err := exec.LoadTest(c.Context, runner, n, inFlight)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"load": res}
+	var servers []map[string]any
+	for _, e := range endpoints {
+		for _, one := range strings.Split(e, ",") {
+			servers = append(servers, serverHealth(c.Context, strings.TrimRight(strings.TrimSpace(one), "/")))
+		}
+	}
+	if len(servers) > 0 {
+		out["servers"] = servers
+	}
+	if o.JSON {
+		return printJSON(c, out)
+	}
+	fmt.Fprintf(c.App.Writer, "%d calls, %d in flight: %.1f s, %.0f calls/s, p50 %.1f ms, p99 %.1f ms, lost %d, duplicated %d, errors %d\n",
+		res.Calls, res.InFlight, res.Seconds, res.CallsPerS, res.P50MS, res.P99MS, res.Lost, res.Duplicated, res.Errors)
+	for _, s := range servers {
+		fmt.Fprintf(c.App.Writer, "server %v: peak RSS %v MiB\n", s["url"], s["peak_rss_mb"])
+	}
+	if res.Lost > 0 || res.Duplicated > 0 {
+		return fmt.Errorf("exec load test: %d calls lost, %d duplicated", res.Lost, res.Duplicated)
+	}
+	return nil
+}
+
+// serverHealth fetches an exec serve node's /healthz (its memory figures among them).
+func serverHealth(ctx context.Context, url string) map[string]any {
+	out := map[string]any{"url": url}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/healthz", nil)
+	if err != nil {
+		out["error"] = err.Error()
+		return out
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		out["error"] = err.Error()
+		return out
+	}
+	defer resp.Body.Close()
+	var h map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		out["error"] = err.Error()
+		return out
+	}
+	for k, v := range h {
+		out[k] = v
+	}
+	return out
+}
