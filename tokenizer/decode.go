@@ -168,3 +168,12 @@ func validPrefix(buf []byte) int {
 	}
 	return k
 }
+
+// TokenBytes returns the bytes a token stands for (possibly part of a UTF-8 character), or false
+// for an id outside the vocabulary.
+func (t *Tokenizer) TokenBytes(id int32) ([]byte, bool) {
+	if _, ok := t.IDToToken(id); !ok {
+		return nil, false
+	}
+	return t.appendTokenBytes(nil, id, false), true
+}
