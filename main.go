@@ -34,6 +34,7 @@ func newApp() *cli.App {
 		Commands: []*cli.Command{
 			configCommand(),
 			modelCommand(),
+			execCommand(),
 		},
 	}
 	cli.VersionPrinter = func(c *cli.Context) {
