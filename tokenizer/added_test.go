@@ -49,3 +49,26 @@ func TestAddedTokenMatching(t *testing.T) {
 		}
 	}
 }
+
+func TestEncodeSegments(t *testing.T) {
+	tok := testTokenizer(t, [][2]string{{"Ġ", "Ġ"}, {"Ċ", "Ċ"}, {"h", "i"}}, []AddedToken{
+		{Content: "<|im_start|>", Special: true}, {Content: "<tool_call>"},
+	})
+	start := tok.MustID("<|im_start|>")
+	call := tok.MustID("<tool_call>")
+	cases := []struct {
+		segs []Segment
+		want []int32
+	}{
+		// Text joins across segments: "\n" + "\nhi" encodes like "\n\nhi".
+		{[]Segment{{"<|im_start|>\n", true}, {"\nhi", false}}, append([]int32{start}, tok.Encode("\n\nhi")...)},
+		// A control token in a plain segment is text; a non-special added token still matches.
+		{[]Segment{{"<|im_start|>", false}, {"<tool_call>", false}}, append(tok.EncodeWithSpecials("<|im_start|>", false), call)},
+		{nil, nil},
+	}
+	for _, c := range cases {
+		if got := tok.EncodeSegments(c.segs); !slices.Equal(got, c.want) {
+			t.Errorf("EncodeSegments(%+v) = %v, want %v", c.segs, got, c.want)
+		}
+	}
+}
