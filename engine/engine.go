@@ -1,0 +1,317 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+
+	"gorstar/model"
+	"gorstar/tokenizer"
+)
+
+// Options size the engine. Zero values pick the defaults shown.
+type Options struct {
+	// KVTokens is the KV cache budget in tokens over all admitted sequences (default 65536). A
+	// sequence is admitted only when its whole capacity fits beside the others'; nothing is evicted.
+	KVTokens int
+	// MaxSeqs bounds the sequences admitted at once (default 64), which is the largest decode batch.
+	MaxSeqs int
+	// StepTokens bounds the tokens of one forward step (default 512): decodes first, then prefill
+	// chunks in the remaining room, so a long prompt never stalls the running sequences for long.
+	StepTokens int
+	// MaxContext bounds a sequence's capacity (default the model's max_position_embeddings).
+	MaxContext int
+	// MaxWaiting bounds the sequences queued for admission; beyond it Submit fails with ErrBusy
+	// (0: unbounded, everyone waits their turn).
+	MaxWaiting int
+	// Seed draws the seeds of requests that bring none.
+	Seed uint64
+	// Tokenizer decodes generated tokens for stop and pause strings (optional otherwise).
+	Tokenizer *tokenizer.Tokenizer
+}
+
+func (o Options) withDefaults(c model.Config) Options {
+	if o.KVTokens <= 0 {
+		o.KVTokens = 65536
+	}
+	if o.MaxSeqs <= 0 {
+		o.MaxSeqs = 64
+	}
+	if o.StepTokens <= 0 {
+		o.StepTokens = 512
+	}
+	o.StepTokens = max(o.StepTokens, o.MaxSeqs)
+	if o.MaxContext <= 0 {
+		o.MaxContext = c.MaxPositionEmbeddings
+		if o.MaxContext <= 0 {
+			o.MaxContext = o.KVTokens
+		}
+	}
+	return o
+}
+
+// Errors Submit returns for requests the engine cannot take. They wrap ErrRequest.
+var (
+	ErrRequest = errors.New("invalid request")
+	ErrBusy    = errors.New("too many queued requests")
+	ErrClosed  = errors.New("engine closed")
+)
+
+// Engine generates tokens for many sequences at once with continuous batching. One goroutine owns
+// the model and runs the steps; Submit, Append, Resume and Cancel talk to it through a channel.
+// The model must not be used by anyone else (training, another engine) while the engine is open.
+type Engine struct {
+	m    *model.Model
+	opts Options
+	dec  *model.Decoder
+
+	cmds chan func()
+	quit chan struct{}
+	done chan struct{}
+	once sync.Once
+
+	// Loop-owned.
+	waiting  []*Sequence
+	active   []*Sequence // admitted: running or paused, in admission order
+	reserved int         // KV tokens held by admitted sequences
+	nextID   uint64
+	seeds    *rand.Rand
+	samp     sampler
+	logits   []float32
+	stats    Stats
+	statsMu  sync.Mutex
+	shared   Stats // copy of stats readable outside the loop
+	failErr  error
+}
+
+// Stats are running totals since New.
+type Stats struct {
+	Steps           int64
+	PromptTokens    int64 // prefilled (prompts and appended tokens)
+	GeneratedTokens int64
+	Waiting         int
+	Running         int
+	Paused          int
+	KVReserved      int
+	KVTokens        int
+}
+
+// New starts an engine on m. Close stops it.
+func New(m *model.Model, opts Options) (*Engine, error) {
+	opts = opts.withDefaults(m.Config)
+	dec, err := m.NewDecoder(opts.StepTokens, opts.MaxSeqs)
+	if err != nil {
+		return nil, fmt.Errorf("new engine: %w", err)
+	}
+	e := &Engine{
+		m: m, opts: opts, dec: dec,
+		cmds: make(chan func(), 64), quit: make(chan struct{}), done: make(chan struct{}),
+		seeds:  rand.New(rand.NewPCG(opts.Seed, 0x51ed)),
+		logits: make([]float32, opts.MaxSeqs*m.Config.VocabSize),
+	}
+	go e.loop()
+	return e, nil
+}
+
+// Options returns the engine's options with defaults filled in.
+func (e *Engine) Options() Options { return e.opts }
+
+// Stats returns the totals as of the last step.
+func (e *Engine) Stats() Stats {
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
+	return e.shared
+}
+
+// Close ends every sequence (FinishCancelled), stops the loop and frees the caches and the decoder.
+// The model stays open.
+func (e *Engine) Close() {
+	e.once.Do(func() { close(e.quit) })
+	<-e.done
+}
+
+// do runs f on the loop goroutine and waits for it.
+func (e *Engine) do(f func()) error {
+	ran := make(chan struct{})
+	select {
+	case e.cmds <- func() { f(); close(ran) }:
+	case <-e.done:
+		return ErrClosed
+	}
+	select {
+	case <-ran:
+		return nil
+	case <-e.done:
+		return ErrClosed
+	}
+}
+
+// Submit queues a request. It returns at once; the sequence is admitted when its capacity fits
+// the KV budget. When ctx ends, the sequence is cancelled and its cache freed. Requests that can
+// never run (empty prompt, capacity over the budget or the context, bad ids or sampling values)
+// fail with an error wrapping ErrRequest.
+func (e *Engine) Submit(ctx context.Context, req Request) (*Sequence, error) {
+	if err := e.check(&req); err != nil {
+		return nil, err
+	}
+	s := &Sequence{eng: e, req: req, signal: make(chan struct{}, 1)}
+	var err error
+	if cerr := e.do(func() {
+		if e.opts.MaxWaiting > 0 && len(e.waiting) >= e.opts.MaxWaiting {
+			err = fmt.Errorf("%w: %d waiting", ErrBusy, len(e.waiting))
+			return
+		}
+		e.nextID++
+		s.ID = e.nextID
+		seed := e.seeds.Uint64()
+		if req.Sampling.Seed != nil {
+			seed = *req.Sampling.Seed
+		}
+		s.rng = newStream(seed)
+		if len(req.StopStrings)+len(req.PauseStrings) > 0 {
+			s.text = newTextMatcher(e.opts.Tokenizer, req.StopStrings, req.PauseStrings)
+		}
+		s.pending = append([]int32(nil), req.Prompt...)
+		s.state = stateWaiting
+		e.waiting = append(e.waiting, s)
+		s.stopCtx = context.AfterFunc(ctx, s.Cancel) // runs s.Cancel later, never inline
+	}); cerr != nil {
+		return nil, cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (e *Engine) check(req *Request) error {
+	c := e.m.Config
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrRequest, fmt.Sprintf(format, args...))
+	}
+	if len(req.Prompt) == 0 {
+		return bad("the prompt is empty")
+	}
+	for i, id := range req.Prompt {
+		if id < 0 || int(id) >= c.VocabSize {
+			return bad("prompt token %d is id %d, outside the vocabulary [0, %d)", i, id, c.VocabSize)
+		}
+	}
+	if req.MaxTokens < 0 {
+		return bad("max_tokens: must be ≥ 0, got %d", req.MaxTokens)
+	}
+	if err := req.Sampling.Validate(); err != nil {
+		return bad("%v", err)
+	}
+	if req.Capacity == 0 {
+		if req.MaxTokens == 0 {
+			req.Capacity = min(e.opts.MaxContext, e.opts.KVTokens)
+		} else {
+			req.Capacity = len(req.Prompt) + req.MaxTokens
+		}
+	}
+	switch {
+	case len(req.Prompt) >= e.opts.MaxContext:
+		return bad("the prompt has %d tokens; the context holds %d with at least one to generate",
+			len(req.Prompt), e.opts.MaxContext)
+	case req.Capacity <= len(req.Prompt):
+		return bad("capacity %d leaves no room to generate after a %d-token prompt", req.Capacity, len(req.Prompt))
+	case req.Capacity > e.opts.MaxContext:
+		return bad("the prompt (%d tokens) plus max_tokens (%d) is %d tokens, over the context of %d",
+			len(req.Prompt), req.Capacity-len(req.Prompt), req.Capacity, e.opts.MaxContext)
+	case req.Capacity > e.opts.KVTokens:
+		return bad("the sequence needs %d tokens of KV cache, more than the engine's %d", req.Capacity, e.opts.KVTokens)
+	}
+	if len(req.StopStrings)+len(req.PauseStrings) > 0 && e.opts.Tokenizer == nil {
+		return bad("stop strings need a tokenizer and the engine has none")
+	}
+	for _, list := range [][]int32{req.StopTokens, req.PauseTokens} {
+		for _, id := range list {
+			if id < 0 || int(id) >= c.VocabSize {
+				return bad("stop token id %d is outside the vocabulary [0, %d)", id, c.VocabSize)
+			}
+		}
+	}
+	for _, s := range append(append([]string(nil), req.StopStrings...), req.PauseStrings...) {
+		if s == "" {
+			return bad("a stop string is empty")
+		}
+	}
+	return nil
+}
+
+func (e *Engine) appendTokens(s *Sequence, tokens []int32) error {
+	for i, id := range tokens {
+		if id < 0 || int(id) >= e.m.Config.VocabSize {
+			return fmt.Errorf("%w: appended token %d is id %d, outside the vocabulary", ErrRequest, i, id)
+		}
+	}
+	var err error
+	if cerr := e.do(func() {
+		switch {
+		case s.state != statePaused:
+			err = fmt.Errorf("append to sequence %d: it is not paused", s.ID)
+		case s.cache.Len()+len(s.pending)+len(tokens) >= s.cache.Cap():
+			err = fmt.Errorf("%w: append %d tokens to sequence %d: %d of its %d tokens of capacity are used, "+
+				"and one must stay free to generate", ErrRequest, len(tokens), s.ID, s.cache.Len()+len(s.pending), s.cache.Cap())
+		default:
+			s.pending = append(s.pending, tokens...)
+		}
+	}); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+func (e *Engine) resume(s *Sequence) error {
+	var err error
+	if cerr := e.do(func() {
+		if s.state != statePaused {
+			err = fmt.Errorf("resume sequence %d: it is not paused", s.ID)
+			return
+		}
+		if s.text != nil {
+			s.text.resetWindow()
+		}
+		s.state = stateRunning
+	}); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+func (e *Engine) cancel(s *Sequence) {
+	_ = e.do(func() { e.finish(s, Event{Kind: EventDone, Finish: FinishCancelled}) })
+}
+
+// finish ends a sequence: frees its cache, drops it from the queues and emits ev.
+func (e *Engine) finish(s *Sequence, ev Event) {
+	if s.state == stateDone {
+		return
+	}
+	if s.state == stateWaiting {
+		e.waiting = removeSeq(e.waiting, s)
+	} else {
+		e.active = removeSeq(e.active, s)
+		e.reserved -= s.cache.Cap()
+		s.cache.Free()
+		s.cache = nil
+	}
+	s.state = stateDone
+	s.pending = nil
+	if s.stopCtx != nil {
+		s.stopCtx()
+	}
+	s.emit(ev)
+}
+
+func removeSeq(list []*Sequence, s *Sequence) []*Sequence {
+	for i, x := range list {
+		if x == s {
+			return append(list[:i], list[i+1:]...)
+		}
+	}
+	return list
+}

@@ -1,0 +1,327 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"gorstar/kernels"
+	"gorstar/model"
+	"gorstar/tokenizer"
+)
+
+func TestMain(m *testing.M) {
+	if err := kernels.Init(0, 2); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	os.Exit(m.Run())
+}
+
+// testModel is a small random Qwen3 whose vocabulary covers the byte-level chat tokenizer.
+func testModel(t testing.TB) (*model.Model, *tokenizer.Tokenizer) {
+	t.Helper()
+	data, err := tokenizer.ByteLevelJSON(tokenizer.ChatSpecials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := model.Config{
+		ModelType: "qwen3", VocabSize: tok.VocabSize(), HiddenSize: 32, IntermediateSize: 64, NumHiddenLayers: 2,
+		NumAttentionHeads: 4, NumKeyValueHeads: 2, HeadDim: 8, RopeTheta: 1e4, RMSNormEps: 1e-6,
+		InitializerRange: 0.5, MaxPositionEmbeddings: 256,
+	}
+	m, err := model.New(c, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return m, tok
+}
+
+func newEngine(t testing.TB, m *model.Model, opts Options) *Engine {
+	t.Helper()
+	e, err := New(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+func seed(v uint64) *uint64 { return &v }
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func prompt(n int, salt int32) []int32 {
+	p := make([]int32, n)
+	for i := range p {
+		p[i] = 32 + (int32(i)*7+salt*13)%90
+	}
+	return p
+}
+
+// run submits the requests at once and waits for every one to end.
+func run(t *testing.T, e *Engine, reqs []Request) []Output {
+	t.Helper()
+	ctx := ctxT(t)
+	seqs := make([]*Sequence, len(reqs))
+	for i, r := range reqs {
+		s, err := e.Submit(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs[i] = s
+	}
+	outs := make([]Output, len(reqs))
+	for i, s := range seqs {
+		o, err := s.Wait(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Paused {
+			t.Fatalf("sequence %d paused unexpectedly", i)
+		}
+		outs[i] = o
+	}
+	return outs
+}
+
+// Generation-time log-probabilities of the sampled tokens equal the training forward's on the
+// whole sequence (prompt + generated) — the gap RL importance ratios would see.
+func TestLogProbsMatchTrainingForward(t *testing.T) {
+	m, _ := testModel(t)
+	e := newEngine(t, m, Options{MaxSeqs: 8, StepTokens: 64})
+	var reqs []Request
+	for i := range 6 {
+		reqs = append(reqs, Request{Prompt: prompt(3+5*i, int32(i)), MaxTokens: 20,
+			Sampling: Sampling{Temperature: 1, Seed: seed(uint64(i))}})
+	}
+	outs := run(t, e, reqs)
+	var worst float64
+	for i, o := range outs {
+		ids := slices.Concat(reqs[i].Prompt, o.Tokens)
+		// The engine owns the model while open; a test may call Forward between steps only because
+		// every sequence here has ended and the engine is idle.
+		r, err := m.Forward(&model.Batch{B: 1, L: len(ids), IDs: ids})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, lp := range o.LogProbs {
+			worst = max(worst, math.Abs(float64(lp-r.LogProbs[len(reqs[i].Prompt)+j])))
+		}
+	}
+	t.Logf("largest |generation − training| logprob gap over %d sequences: %.3g", len(outs), worst)
+	if worst > 1e-4 {
+		t.Errorf("generation and training logprobs differ by %g", worst)
+	}
+}
+
+// The same seed gives the same tokens whether the sequence runs alone or among others.
+func TestSeedReproducibleAcrossBatches(t *testing.T) {
+	m, _ := testModel(t)
+	e := newEngine(t, m, Options{MaxSeqs: 16, StepTokens: 64})
+	target := Request{Prompt: prompt(9, 3), MaxTokens: 24, Sampling: Sampling{Temperature: 1.2, TopP: 0.95, TopK: 50, Seed: seed(42)}}
+	alone := run(t, e, []Request{target})[0]
+	var crowd []Request
+	for i := range 10 {
+		crowd = append(crowd, Request{Prompt: prompt(2+i*4, int32(i+7)), MaxTokens: 5 + i*3, Sampling: Sampling{Temperature: 1}})
+	}
+	crowd = slices.Insert(crowd, 4, target)
+	together := run(t, e, crowd)[4]
+	if !slices.Equal(alone.Tokens, together.Tokens) {
+		t.Errorf("seed 42 alone %v, in a batch of %d %v", alone.Tokens, len(crowd), together.Tokens)
+	}
+	if !slices.Equal(alone.LogProbs, together.LogProbs) {
+		t.Errorf("logprobs differ between the runs")
+	}
+	other := target
+	other.Sampling.Seed = seed(43)
+	if slices.Equal(run(t, e, []Request{other})[0].Tokens, alone.Tokens) {
+		t.Errorf("seeds 42 and 43 gave the same 24 tokens")
+	}
+}
+
+// Pausing, appending tokens and resuming gives what one sequence with the appended tokens in its
+// prompt gives: the prefix is not recomputed and nothing is lost.
+func TestPauseAppendResumeEqualsOneShot(t *testing.T) {
+	m, tok := testModel(t)
+	e := newEngine(t, m, Options{MaxSeqs: 4, StepTokens: 32, Tokenizer: tok})
+	ctx := ctxT(t)
+	p := prompt(10, 1)
+	pauseTok := int32(0)
+	// Greedy: find what the model says first, then pause on its 3rd token.
+	first := run(t, e, []Request{{Prompt: p, MaxTokens: 3}})[0]
+	pauseTok = first.Tokens[2]
+	s, err := e.Submit(ctx, Request{Prompt: p, MaxTokens: 12, Capacity: 64, PauseTokens: []int32{pauseTok}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn1, err := s.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !turn1.Paused || turn1.Tokens[len(turn1.Tokens)-1] != pauseTok {
+		t.Fatalf("turn 1 = %+v, want a pause after token %d", turn1, pauseTok)
+	}
+	tool := prompt(17, 9)
+	if err := s.Append(tool); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	turn2, err := s.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 12 - len(turn1.Tokens)
+	if turn2.Finish != FinishLength || len(turn2.Tokens) != want {
+		t.Fatalf("turn 2: %d tokens, finish %q; want %d, length", len(turn2.Tokens), turn2.Finish, want)
+	}
+	oneShot := run(t, e, []Request{{Prompt: slices.Concat(p, turn1.Tokens, tool), MaxTokens: want}})[0]
+	if !slices.Equal(oneShot.Tokens, turn2.Tokens) {
+		t.Errorf("resumed %v, one-shot %v", turn2.Tokens, oneShot.Tokens)
+	}
+	var worst float64
+	for i := range oneShot.LogProbs {
+		worst = max(worst, math.Abs(float64(oneShot.LogProbs[i]-turn2.LogProbs[i])))
+	}
+	t.Logf("max |resumed − one-shot| logprob: %.3g", worst)
+	if worst > 1e-5 {
+		t.Errorf("logprobs differ by %g", worst)
+	}
+	if st := e.Stats(); st.KVReserved != 0 {
+		t.Errorf("%d KV tokens still reserved after every sequence ended", st.KVReserved)
+	}
+}
+
+// Requests that can never fit are refused at once; those that fit later wait their turn.
+func TestAdmission(t *testing.T) {
+	m, _ := testModel(t)
+	e := newEngine(t, m, Options{KVTokens: 100, MaxSeqs: 4, StepTokens: 32})
+	ctx := ctxT(t)
+	for _, r := range []Request{
+		{Prompt: prompt(60, 0), MaxTokens: 50},        // over the KV budget
+		{Prompt: prompt(300, 0), MaxTokens: 1},        // over the context
+		{Prompt: nil, MaxTokens: 1},                   // empty
+		{Prompt: []int32{1, 99999}, MaxTokens: 1},     // bad id
+		{Prompt: prompt(3, 0), MaxTokens: -1},         // bad max
+		{Prompt: prompt(3, 0), Sampling: Sampling{TopP: 2}}, // bad top_p
+		{Prompt: prompt(3, 0), MaxTokens: 2, StopStrings: []string{"x"}}, // stop strings without a tokenizer
+	} {
+		if _, err := e.Submit(ctx, r); !errors.Is(err, ErrRequest) {
+			t.Errorf("prompt %d, max %d: err %v, want ErrRequest", len(r.Prompt), r.MaxTokens, err)
+		}
+	}
+	// Three requests of 40 tokens: two fit, the third waits for one of them to end.
+	var seqs []*Sequence
+	for i := range 3 {
+		s, err := e.Submit(ctx, Request{Prompt: prompt(10, int32(i)), MaxTokens: 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, s)
+	}
+	for _, s := range seqs {
+		o, err := s.Wait(ctx)
+		if err != nil || len(o.Tokens) != 30 || o.Finish != FinishLength {
+			t.Fatalf("sequence %d: %d tokens, %q, %v", s.ID, len(o.Tokens), o.Finish, err)
+		}
+	}
+	if st := e.Stats(); st.KVReserved != 0 || st.Waiting != 0 {
+		t.Errorf("stats after the end: %+v", st)
+	}
+}
+
+func TestStopsAndCancel(t *testing.T) {
+	m, tok := testModel(t)
+	e := newEngine(t, m, Options{MaxSeqs: 4, Tokenizer: tok})
+	ctx := ctxT(t)
+	p := prompt(5, 2)
+	ref := run(t, e, []Request{{Prompt: p, MaxTokens: 12}})[0]
+	// A stop token ends the sequence with the token included.
+	o := run(t, e, []Request{{Prompt: p, MaxTokens: 12, StopTokens: []int32{ref.Tokens[4]}}})[0]
+	if o.Finish != FinishStop || len(o.Tokens) > 5 {
+		t.Errorf("stop token: %d tokens, %q", len(o.Tokens), o.Finish)
+	}
+	// A stop string made of the text of tokens 5 and 6.
+	text := tok.Decode(ref.Tokens[5:7])
+	o = run(t, e, []Request{{Prompt: p, MaxTokens: 12, StopStrings: []string{text}}})[0]
+	if o.Finish != FinishStop || o.Stop != text || len(o.Tokens) > 7 {
+		t.Errorf("stop string %q: %d tokens, %q, %q", text, len(o.Tokens), o.Finish, o.Stop)
+	}
+	// Cancelling through the context ends a long sequence and frees its cache.
+	cctx, cancel := context.WithCancel(ctx)
+	s, err := e.Submit(cctx, Request{Prompt: p, MaxTokens: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	for {
+		ev, err := s.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == EventDone {
+			if ev.Finish != FinishCancelled {
+				t.Errorf("finish %q after cancel", ev.Finish)
+			}
+			break
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for e.Stats().KVReserved != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if st := e.Stats(); st.KVReserved != 0 {
+		t.Errorf("cancelled sequence still holds %d KV tokens", st.KVReserved)
+	}
+}
+
+func TestCloseEndsEverything(t *testing.T) {
+	m, _ := testModel(t)
+	e, err := New(m, Options{KVTokens: 64, MaxSeqs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	var seqs []*Sequence
+	for i := range 4 {
+		s, err := e.Submit(ctx, Request{Prompt: prompt(4, int32(i)), MaxTokens: 28})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, s)
+	}
+	e.Close()
+	for _, s := range seqs {
+		for {
+			ev, err := s.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Kind == EventDone {
+				break
+			}
+		}
+	}
+	if _, err := e.Submit(ctx, Request{Prompt: prompt(4, 0), MaxTokens: 1}); !errors.Is(err, ErrClosed) {
+		t.Errorf("submit after close: %v", err)
+	}
+}

@@ -1,0 +1,182 @@
+package engine
+
+import (
+	"fmt"
+
+	"gorstar/model"
+)
+
+// loop is the engine's goroutine: it runs commands between steps and steps while there is work.
+func (e *Engine) loop() {
+	defer close(e.done)
+	defer e.shutdown()
+	for {
+		// Block for a command only when nothing can run.
+		if !e.runnable() {
+			select {
+			case f := <-e.cmds:
+				f()
+			case <-e.quit:
+				return
+			}
+		}
+		for drained := false; !drained; {
+			select {
+			case f := <-e.cmds:
+				f()
+			case <-e.quit:
+				return
+			default:
+				drained = true
+			}
+		}
+		e.admit()
+		if e.runnable() {
+			e.step()
+		}
+		e.publishStats()
+	}
+}
+
+func (e *Engine) runnable() bool {
+	for _, s := range e.active {
+		if s.state == stateRunning {
+			return true
+		}
+	}
+	return len(e.waiting) > 0 && len(e.active) < e.opts.MaxSeqs && e.reserved+e.waiting[0].req.Capacity <= e.opts.KVTokens
+}
+
+// admit moves waiting sequences in arrival order into the active set while their capacity fits;
+// the first that does not fit blocks the ones behind it (first come, first served: a long request
+// is not starved by short ones).
+func (e *Engine) admit() {
+	for len(e.waiting) > 0 && len(e.active) < e.opts.MaxSeqs {
+		s := e.waiting[0]
+		if e.reserved+s.req.Capacity > e.opts.KVTokens {
+			return
+		}
+		cache, err := e.m.NewKVCache(s.req.Capacity)
+		if err != nil {
+			e.finish(s, Event{Kind: EventDone, Finish: FinishError, Err: err})
+			continue
+		}
+		e.waiting = e.waiting[1:]
+		s.cache = cache
+		s.state = stateRunning
+		e.active = append(e.active, s)
+		e.reserved += cache.Cap()
+	}
+}
+
+// step runs one forward pass over every running sequence: one token for those decoding, then
+// prefill chunks (prompts, appended tokens) in the room left, and samples the sequences whose
+// pending tokens are all fed.
+func (e *Engine) step() {
+	var in []model.DecodeInput
+	var seqs []*Sequence
+	budget := e.opts.StepTokens
+	for _, s := range e.active {
+		if s.state == stateRunning && len(s.pending) == 1 {
+			in = append(in, model.DecodeInput{Cache: s.cache, Tokens: s.pending})
+			seqs = append(seqs, s)
+			budget--
+		}
+	}
+	for _, s := range e.active {
+		if budget <= 0 {
+			break
+		}
+		if s.state == stateRunning && len(s.pending) > 1 {
+			n := min(len(s.pending), budget)
+			in = append(in, model.DecodeInput{Cache: s.cache, Tokens: s.pending[:n]})
+			seqs = append(seqs, s)
+			budget -= n
+		}
+	}
+	if len(in) == 0 {
+		return
+	}
+	if err := e.dec.Step(in); err != nil {
+		// A step fails only on a bookkeeping bug; fail its sequences rather than the process.
+		for _, s := range seqs {
+			e.finish(s, Event{Kind: EventDone, Finish: FinishError, Err: fmt.Errorf("decode step: %w", err)})
+		}
+		return
+	}
+	e.stats.Steps++
+	V := e.m.Config.VocabSize
+	e.dec.Logits(e.logits[:len(in)*V])
+	targets := make([]int32, len(in))
+	for i, s := range seqs {
+		n := len(in[i].Tokens)
+		s.pending = s.pending[n:]
+		if n > 1 || s.generated == 0 {
+			e.stats.PromptTokens += int64(n)
+		}
+		targets[i] = -1
+		if len(s.pending) == 0 {
+			targets[i] = e.samp.sample(e.logits[i*V:(i+1)*V], s.req.Sampling, s.rng)
+		}
+	}
+	logprobs := make([]float32, len(in))
+	e.dec.LogProbs(targets, logprobs)
+	for i, s := range seqs {
+		if targets[i] >= 0 {
+			e.accept(s, targets[i], logprobs[i])
+		}
+	}
+}
+
+// accept records a sampled token and decides whether the sequence goes on, pauses or ends.
+func (e *Engine) accept(s *Sequence, tok int32, logprob float32) {
+	e.stats.GeneratedTokens++
+	s.generated++
+	s.emit(Event{Kind: EventToken, Token: tok, LogProb: logprob})
+	s.pending = append(s.pending[:0], tok)
+	var match string
+	var pause bool
+	if s.text != nil {
+		match, pause = s.text.add(tok)
+	}
+	switch {
+	case containsToken(s.req.StopTokens, tok):
+		e.finish(s, Event{Kind: EventDone, Finish: FinishStop})
+	case match != "" && !pause:
+		e.finish(s, Event{Kind: EventDone, Finish: FinishStop, Stop: match})
+	case s.req.MaxTokens > 0 && s.generated >= s.req.MaxTokens,
+		s.cache.Len()+len(s.pending) >= s.cache.Cap():
+		e.finish(s, Event{Kind: EventDone, Finish: FinishLength})
+	case containsToken(s.req.PauseTokens, tok) || match != "":
+		s.state = statePaused
+		s.emit(Event{Kind: EventPaused, Stop: match})
+	}
+}
+
+func (e *Engine) publishStats() {
+	st := e.stats
+	st.Waiting = len(e.waiting)
+	for _, s := range e.active {
+		if s.state == statePaused {
+			st.Paused++
+		} else {
+			st.Running++
+		}
+	}
+	st.KVReserved, st.KVTokens = e.reserved, e.opts.KVTokens
+	e.statsMu.Lock()
+	e.shared = st
+	e.statsMu.Unlock()
+}
+
+// shutdown ends every sequence and frees the engine's buffers.
+func (e *Engine) shutdown() {
+	for len(e.waiting) > 0 {
+		e.finish(e.waiting[0], Event{Kind: EventDone, Finish: FinishCancelled, Err: ErrClosed})
+	}
+	for len(e.active) > 0 {
+		e.finish(e.active[0], Event{Kind: EventDone, Finish: FinishCancelled, Err: ErrClosed})
+	}
+	e.dec.Close()
+	e.publishStats()
+}

@@ -1,0 +1,186 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Sampling chooses how the next token is drawn from the model's logits.
+type Sampling struct {
+	// Temperature divides the logits; 0 picks the most likely token (greedy, no randomness).
+	Temperature float64
+	// TopP keeps the smallest set of most likely tokens whose probability reaches TopP (0 or 1: off).
+	TopP float64
+	// TopK keeps the K most likely tokens (0: off). Applied before TopP, as transformers and vLLM do.
+	TopK int
+	// Seed seeds the sequence's own random stream: the same seed and logits give the same tokens
+	// whatever else shares the batch. Nil draws a seed from the engine's.
+	Seed *uint64
+}
+
+// Validate checks the ranges; errors name the field as the OpenAI API does.
+func (s Sampling) Validate() error {
+	switch {
+	case math.IsNaN(s.Temperature) || s.Temperature < 0:
+		return fmt.Errorf("temperature: must be ≥ 0, got %g", s.Temperature)
+	case math.IsNaN(s.TopP) || s.TopP < 0 || s.TopP > 1:
+		return fmt.Errorf("top_p: must be in (0, 1], got %g", s.TopP)
+	case s.TopK < 0:
+		return fmt.Errorf("top_k: must be ≥ 0, got %d", s.TopK)
+	}
+	return nil
+}
+
+// newStream is a sequence's random stream: PCG seeded by the sequence's seed alone.
+func newStream(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed_9e37_79b9_7f4a)) }
+
+// sampler holds the scratch space of one sampling call; the engine keeps one and reuses it.
+type sampler struct {
+	heap []int32
+}
+
+// sample draws a token from logits (one row, modified in place into probabilities). It consumes
+// exactly one uniform draw from rng unless the sampling is greedy.
+func (sm *sampler) sample(logits []float32, p Sampling, rng *rand.Rand) int32 {
+	best := argmax(logits)
+	if p.Temperature <= 0 {
+		return best
+	}
+	u := rng.Float64()
+	inv := 1 / p.Temperature
+	mx := float64(logits[best])
+	var total float64
+	probs := logits // reuse: the caller's copy of the logits is not needed again
+	for i, l := range logits {
+		e := float32(math.Exp((float64(l) - mx) * inv))
+		probs[i] = e
+		total += float64(e)
+	}
+	topP := p.TopP
+	if topP <= 0 || topP >= 1 {
+		topP = 1
+	}
+	if (p.TopK <= 0 || p.TopK >= len(probs)) && topP == 1 {
+		return pickLinear(probs, u*total)
+	}
+	// Pop tokens from a max-heap of probabilities until the kept set is complete: O(V + k log V)
+	// for k kept tokens, instead of sorting the whole vocabulary.
+	h := sm.heapOf(probs)
+	limit := len(probs)
+	if p.TopK > 0 {
+		limit = min(limit, p.TopK)
+	}
+	kept := make([]int32, 0, min(limit, 64))
+	var mass float64
+	for len(kept) < limit {
+		id := h.pop()
+		kept = append(kept, id)
+		mass += float64(probs[id])
+		if p.TopK <= 0 && mass >= topP*total {
+			break
+		}
+	}
+	if p.TopK > 0 && topP < 1 { // nucleus within the top-k set
+		var acc float64
+		for i, id := range kept {
+			acc += float64(probs[id])
+			if acc >= topP*mass {
+				kept, mass = kept[:i+1], acc
+				break
+			}
+		}
+	}
+	target := u * mass
+	var acc float64
+	for _, id := range kept {
+		acc += float64(probs[id])
+		if target < acc {
+			return id
+		}
+	}
+	return kept[len(kept)-1]
+}
+
+func argmax(x []float32) int32 {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}
+
+// pickLinear returns the first index at which the running sum of probs exceeds target.
+func pickLinear(probs []float32, target float64) int32 {
+	var acc float64
+	last := 0
+	for i, p := range probs {
+		if p == 0 {
+			continue
+		}
+		acc += float64(p)
+		last = i
+		if target < acc {
+			return int32(i)
+		}
+	}
+	return int32(last)
+}
+
+// probHeap is a max-heap of token ids ordered by probability, ties by lower id (deterministic).
+type probHeap struct {
+	ids   []int32
+	probs []float32
+}
+
+func (sm *sampler) heapOf(probs []float32) *probHeap {
+	if cap(sm.heap) < len(probs) {
+		sm.heap = make([]int32, len(probs))
+	}
+	ids := sm.heap[:len(probs)]
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	h := &probHeap{ids: ids, probs: probs}
+	for i := len(ids)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+	return h
+}
+
+func (h *probHeap) before(a, b int32) bool {
+	pa, pb := h.probs[a], h.probs[b]
+	return pa > pb || (pa == pb && a < b)
+}
+
+func (h *probHeap) down(i int) {
+	n := len(h.ids)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		j := l
+		if r := l + 1; r < n && h.before(h.ids[r], h.ids[l]) {
+			j = r
+		}
+		if !h.before(h.ids[j], h.ids[i]) {
+			return
+		}
+		h.ids[i], h.ids[j] = h.ids[j], h.ids[i]
+		i = j
+	}
+}
+
+func (h *probHeap) pop() int32 {
+	top := h.ids[0]
+	n := len(h.ids) - 1
+	h.ids[0] = h.ids[n]
+	h.ids = h.ids[:n]
+	if n > 0 {
+		h.down(0)
+	}
+	return top
+}
