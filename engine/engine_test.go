@@ -214,12 +214,12 @@ func TestAdmission(t *testing.T) {
 	e := newEngine(t, m, Options{KVTokens: 100, MaxSeqs: 4, StepTokens: 32})
 	ctx := ctxT(t)
 	for _, r := range []Request{
-		{Prompt: prompt(60, 0), MaxTokens: 50},        // over the KV budget
-		{Prompt: prompt(300, 0), MaxTokens: 1},        // over the context
-		{Prompt: nil, MaxTokens: 1},                   // empty
-		{Prompt: []int32{1, 99999}, MaxTokens: 1},     // bad id
-		{Prompt: prompt(3, 0), MaxTokens: -1},         // bad max
-		{Prompt: prompt(3, 0), Sampling: Sampling{TopP: 2}}, // bad top_p
+		{Prompt: prompt(60, 0), MaxTokens: 50},                           // over the KV budget
+		{Prompt: prompt(300, 0), MaxTokens: 1},                           // over the context
+		{Prompt: nil, MaxTokens: 1},                                      // empty
+		{Prompt: []int32{1, 99999}, MaxTokens: 1},                        // bad id
+		{Prompt: prompt(3, 0), MaxTokens: -1},                            // bad max
+		{Prompt: prompt(3, 0), Sampling: Sampling{TopP: 2}},              // bad top_p
 		{Prompt: prompt(3, 0), MaxTokens: 2, StopStrings: []string{"x"}}, // stop strings without a tokenizer
 	} {
 		if _, err := e.Submit(ctx, r); !errors.Is(err, ErrRequest) {

@@ -89,11 +89,11 @@ type Sequence struct {
 	stopCtx   func() bool // unregisters the context watcher
 
 	// Event queue shared with the reader.
-	mu     sync.Mutex
-	events []Event
+	mu       sync.Mutex
+	events   []Event
 	closed   bool
 	doneRead bool
-	signal chan struct{}
+	signal   chan struct{}
 }
 
 func (s *Sequence) emit(ev Event) {

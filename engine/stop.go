@@ -11,10 +11,10 @@ import (
 // in the text. Matching runs on whole UTF-8 characters (the streaming decoder holds back a split
 // character), and only where a match would end in the new text.
 type textMatcher struct {
-	dec     *tokenizer.StreamDecoder
-	text    strings.Builder
-	stops   []string
-	pauses  []string
+	dec    *tokenizer.StreamDecoder
+	text   strings.Builder
+	stops  []string
+	pauses []string
 }
 
 func newTextMatcher(tok *tokenizer.Tokenizer, stops, pauses []string) *textMatcher {

@@ -26,7 +26,7 @@ func TestTextMatcher(t *testing.T) {
 		{"abcabc", []string{"ca"}, nil, 3, "ca", false},
 		{"x</tool_call>y", nil, []string{"</tool_call>"}, 1, "</tool_call>", true}, // a special token
 		{"no match here", []string{"zz"}, []string{"qq"}, -1, "", false},
-		{"é!", []string{"é"}, nil, 1, "é", false}, // two bytes: matched when the character completes
+		{"é!", []string{"é"}, nil, 1, "é", false},       // two bytes: matched when the character completes
 		{"ab", []string{"b", "ab"}, nil, 1, "b", false}, // same end: the first listed
 	} {
 		m := newTextMatcher(tok, tc.stops, tc.pauses)
