@@ -1,32 +1,205 @@
 //go:build !rocm
 
-/* matmul.c — SGEMM and the linear layer built on it. */
-#include "cpu.h"
+/* matmul.c — SGEMM (packed, cache-blocked, OpenMP-parallel; microkernels in sgemm_kernels.c) and
+ * the linear layer built on it.
+ *
+ * Blocking (Goto/BLIS): C is cut into work units (column slices of up to NC_UNIT, and row slices
+ * when there are too few); threads take units dynamically. Within a unit, for each KC-deep slice of
+ * K, the B slice is packed into NR-column panels (kept in L2/L3), then each MC-row block of A is
+ * packed into MR-row panels (L2) and the microkernel sweeps them with one B panel in L1. Every
+ * element of C sees the same K order whatever the thread count or schedule, so the result is
+ * bit-identical for any number of threads. */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
 
-static inline float at(const float *X, int trans, int r, int c, int ld) {
-    return trans ? X[(size_t)c * ld + r] : X[(size_t)r * ld + c];
+#include "cpu.h"
+#include "sgemm.h"
+
+#ifndef GK_KC
+#define GK_KC 384
+#endif
+#ifndef GK_MC_PANELS
+#define GK_MC_PANELS 24
+#endif
+#ifndef GK_NC_UNIT
+#define GK_NC_UNIT 1024
+#endif
+/* Rows of A per packed block: about 200 KB of L2 at KC = 384. */
+#define GK_MC_PANELS_FOR(MR) ((MR) >= 12 ? 12 : GK_MC_PANELS)
+enum { KC = GK_KC, NC_UNIT = GK_NC_UNIT };
+
+static const gk_microkernel *active;
+
+int gk_sgemm_use_kernel(const char *name) {
+    if (name == NULL || name[0] == 0) {
+        active = gk_microkernel_best();
+        return 0;
+    }
+    for (const gk_microkernel *k = gk_microkernels; k->name; k++)
+        if (strcmp(k->name, name) == 0) {
+            active = k;
+            return 0;
+        }
+    return -1;
 }
 
-void gk_sgemm_select_kernel(void) {}
-const char *gk_sgemm_kernel_name(void) { return "cpu-generic"; }
+void gk_sgemm_select_kernel(void) {
+    if (!active) active = gk_microkernel_best();
+}
+
+const char *gk_sgemm_kernel_name(void) {
+    gk_sgemm_select_kernel();
+    return active->name;
+}
+
+/* A per-OS-thread packing buffer, kept between calls (libgomp reuses its worker threads). */
+static float *scratch(int which, size_t floats) {
+    static __thread float *buf[2];
+    static __thread size_t cap[2];
+    if (cap[which] < floats) {
+        free(buf[which]);
+        buf[which] = NULL;
+        cap[which] = 0;
+        void *p;
+        if (posix_memalign(&p, 64, floats * sizeof(float)) != 0) return NULL;
+        buf[which] = p;
+        cap[which] = floats;
+    }
+    return buf[which];
+}
+
+/* op(A)[m0:m0+mc, p0:p0+kc] into MR-row panels dst[panel][k*MR + i], zero-padded. */
+static void pack_a(float *dst, const float *A, int lda, int trans, int m0, int mc, int p0, int kc, int MR) {
+    for (int ir = 0; ir < mc; ir += MR, dst += (size_t)MR * kc) {
+        int rows = mc - ir < MR ? mc - ir : MR;
+        if (trans) {
+            for (int k = 0; k < kc; k++) {
+                const float *src = A + (size_t)(p0 + k) * lda + m0 + ir;
+                float *d = dst + (size_t)k * MR;
+                int i = 0;
+                for (; i < rows; i++) d[i] = src[i];
+                for (; i < MR; i++) d[i] = 0;
+            }
+        } else {
+            for (int i = 0; i < MR; i++) {
+                if (i < rows) {
+                    const float *src = A + (size_t)(m0 + ir + i) * lda + p0;
+                    for (int k = 0; k < kc; k++) dst[(size_t)k * MR + i] = src[k];
+                } else {
+                    for (int k = 0; k < kc; k++) dst[(size_t)k * MR + i] = 0;
+                }
+            }
+        }
+    }
+}
+
+/* op(B)[p0:p0+kc, n0:n0+NR] into one panel dst[k*NR + j], zero-padded. */
+static void pack_b_panel(float *dst, const float *B, int ldb, int trans, int p0, int kc, int n0, int cols, int NR) {
+    if (trans) {
+        for (int j = 0; j < NR; j++) {
+            if (j < cols) {
+                const float *src = B + (size_t)(n0 + j) * ldb + p0;
+                for (int k = 0; k < kc; k++) dst[(size_t)k * NR + j] = src[k];
+            } else {
+                for (int k = 0; k < kc; k++) dst[(size_t)k * NR + j] = 0;
+            }
+        }
+    } else {
+        for (int k = 0; k < kc; k++) {
+            const float *src = B + (size_t)(p0 + k) * ldb + n0;
+            float *d = dst + (size_t)k * NR;
+            memcpy(d, src, sizeof(float) * cols);
+            for (int j = cols; j < NR; j++) d[j] = 0;
+        }
+    }
+}
+
+static void scale_c(int M, int N, float beta, float *C, int ldc) {
+    for (int i = 0; i < M; i++) {
+        float *c = C + (size_t)i * ldc;
+        if (beta == 0)
+            memset(c, 0, sizeof(float) * N);
+        else if (beta != 1)
+            for (int j = 0; j < N; j++) c[j] *= beta;
+    }
+}
+
+/* One work unit: C[m0:m1, n0:n1] over all of K. The unit packs its own B slice, so threads never
+ * wait on each other until the end (a preempted thread only delays its own units). */
+static void sgemm_unit(const gk_microkernel *uk, int trans_a, int trans_b, int K, float alpha, const float *A,
+                       int lda, const float *B, int ldb, float beta, float *C, int ldc, int m0, int m1, int n0,
+                       int n1, float *apack, float *bpack) {
+    const int MR = uk->mr, NR = uk->nr, MC = MR * GK_MC_PANELS_FOR(MR);
+    const int nc = n1 - n0, panels = (nc + NR - 1) / NR;
+    for (int pc = 0; pc < K; pc += KC) {
+        const int kc = K - pc < KC ? K - pc : KC;
+        const float b_eff = pc == 0 ? beta : 1.0f;
+        for (int p = 0; p < panels; p++) {
+            int cols = nc - p * NR < NR ? nc - p * NR : NR;
+            pack_b_panel(bpack + (size_t)p * NR * kc, B, ldb, trans_b, pc, kc, n0 + p * NR, cols, NR);
+        }
+        for (int ic = m0; ic < m1; ic += MC) {
+            const int mc = m1 - ic < MC ? m1 - ic : MC;
+            pack_a(apack, A, lda, trans_a, ic, mc, pc, kc, MR);
+            for (int p = 0; p < panels; p++) {
+                const int cols = nc - p * NR < NR ? nc - p * NR : NR;
+                const float *bp = bpack + (size_t)p * NR * kc;
+                for (int ir = 0; ir < mc; ir += MR) {
+                    const int rows = mc - ir < MR ? mc - ir : MR;
+                    uk->fn(kc, apack + (size_t)ir * kc, bp, C + (size_t)(ic + ir) * ldc + n0 + p * NR, ldc, alpha,
+                           b_eff, rows, cols);
+                }
+            }
+        }
+    }
+}
 
 void gk_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
               const float *B, int ldb, float beta, float *C, int ldc) {
-#pragma omp parallel for num_threads(gk_threads()) schedule(static)
-    for (int i = 0; i < M; i++) {
-        for (int j = 0; j < N; j++) {
-            float s = 0;
-            for (int p = 0; p < K; p++) s += at(A, trans_a, i, p, lda) * at(B, trans_b, p, j, ldb);
-            float *c = C + (size_t)i * ldc + j;
-            *c = beta == 0 ? alpha * s : alpha * s + beta * *c;
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0 || alpha == 0) {
+        scale_c(M, N, beta, C, ldc);
+        return;
+    }
+    gk_sgemm_select_kernel();
+    const gk_microkernel *uk = active;
+    const int MR = uk->mr, NR = uk->nr, MC = MR * GK_MC_PANELS_FOR(MR);
+    const int nt = gk_threads();
+    /* Units: column slices of at most NC_UNIT, and row slices (whole MC blocks) when there are too
+     * few units to keep every thread busy with some slack for load balance. */
+    const int want = nt == 1 ? 1 : 4 * nt;
+    int ncu = N < NC_UNIT ? N : NC_UNIT;
+    int nparts_n = (N + ncu - 1) / ncu;
+    int mblocks = (M + MC - 1) / MC, nparts_m = 1;
+    if (nparts_n < want) nparts_m = (want + nparts_n - 1) / nparts_n < mblocks ? (want + nparts_n - 1) / nparts_n : mblocks;
+    while (nparts_n * nparts_m < want && ncu > 4 * NR) {
+        ncu = (ncu / 2 + NR - 1) / NR * NR;
+        nparts_n = (N + ncu - 1) / ncu;
+    }
+    const int units = nparts_n * nparts_m;
+    const int kcmax = K < KC ? K : KC;
+    const size_t bfloats = (size_t)kcmax * ((ncu + NR - 1) / NR * NR), afloats = (size_t)MC * kcmax;
+
+#pragma omp parallel for num_threads(units < nt ? units : nt) schedule(dynamic, 1)
+    for (int u = 0; u < units; u++) {
+        float *apack = scratch(1, afloats), *bpack = scratch(0, bfloats);
+        if (!apack || !bpack) {
+            gk_set_error("sgemm: out of memory for packing");
+            continue;
         }
+        const int um = u / nparts_n, un = u % nparts_n;
+        const int m0 = (int)((long)mblocks * um / nparts_m) * MC;
+        const int m1 = um == nparts_m - 1 ? M : (int)((long)mblocks * (um + 1) / nparts_m) * MC;
+        const int n0 = un * ncu, n1 = n0 + ncu < N ? n0 + ncu : N;
+        sgemm_unit(uk, trans_a, trans_b, K, alpha, A, lda, B, ldb, beta, C, ldc, m0, m1, n0, n1, apack, bpack);
     }
 }
 
 void gk_linear_forward(float *y, const float *x, const float *W, const float *b, int T, int in, int out) {
     if (b) {
-        for (int t = 0; t < T; t++)
-            for (int o = 0; o < out; o++) y[(size_t)t * out + o] = b[o];
+#pragma omp parallel for num_threads(gk_threads()) schedule(static) if ((long)T * out > 65536)
+        for (int t = 0; t < T; t++) memcpy(y + (size_t)t * out, b, sizeof(float) * out);
     }
     gk_sgemm(0, 1, T, out, in, 1.0f, x, in, W, in, b ? 1.0f : 0.0f, y, out);
 }
@@ -36,11 +209,16 @@ void gk_linear_backward(float *dx, float *dW, float *db, const float *dy, const 
     if (dx) gk_sgemm(0, 0, T, in, out, 1.0f, dy, out, W, in, 1.0f, dx, in);
     if (dW) gk_sgemm(1, 0, out, in, T, 1.0f, dy, out, x, in, 1.0f, dW, in);
     if (db) {
-#pragma omp parallel for num_threads(gk_threads()) schedule(static)
-        for (int o = 0; o < out; o++) {
-            float s = 0;
-            for (int t = 0; t < T; t++) s += dy[(size_t)t * out + o];
-            db[o] += s;
+        /* Column sums: threads split the columns and walk the rows in order. */
+        int nt = (long)T * out > 65536 ? gk_threads() : 1;
+#pragma omp parallel num_threads(nt)
+        {
+            int th = omp_get_thread_num(), n = omp_get_num_threads();
+            int o0 = (int)((long)out * th / n), o1 = (int)((long)out * (th + 1) / n);
+            for (int t = 0; t < T; t++) {
+                const float *d = dy + (size_t)t * out;
+                for (int o = o0; o < o1; o++) db[o] += d[o];
+            }
         }
     }
 }

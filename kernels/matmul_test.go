@@ -42,9 +42,21 @@ func refGEMM(tA, tB bool, M, N, K int, alpha float64, A []float64, lda int, B []
 }
 
 func TestSGEMM(t *testing.T) {
+	for _, name := range sgemmKernels() {
+		t.Run(name, func(t *testing.T) {
+			if err := useSGEMMKernel(name); err != nil {
+				t.Fatal(err)
+			}
+			defer useSGEMMKernel("")
+			testSGEMM(t)
+		})
+	}
+}
+
+func testSGEMM(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	shapes := [][3]int{{1, 1, 1}, {1, 37, 19}, {7, 1, 5}, {5, 9, 0}, {13, 17, 33}, {6, 16, 256}, {70, 45, 300},
-		{129, 67, 513}, {33, 200, 7}, {300, 130, 260}}
+		{129, 67, 513}, {33, 200, 7}, {300, 130, 260}, {5, 4200, 3}}
 	for _, s := range shapes {
 		for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
 			for _, ab := range [][2]float64{{1, 0}, {0.5, 1}, {-2, 0.25}} {

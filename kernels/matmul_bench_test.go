@@ -1,0 +1,73 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// gemmShape is one benchmarked product, named after where the model uses it.
+type gemmShape struct {
+	name           string
+	transA, transB bool
+	M, N, K        int
+}
+
+var gemmShapes = []gemmShape{
+	{"square256", false, false, 256, 256, 256},
+	{"square512", false, false, 512, 512, 512},
+	{"square1024", false, false, 1024, 1024, 1024},
+	// small preset, 4096 tokens: linear forward y = x W^T (NT), backward dx = dy W (NN), dW = dy^T x (TN).
+	{"up_fwd_4096x1536x512_NT", false, true, 4096, 1536, 512},
+	{"down_fwd_4096x512x1536_NT", false, true, 4096, 512, 1536},
+	{"up_dx_4096x512x1536_NN", false, false, 4096, 512, 1536},
+	{"up_dw_1536x512x4096_TN", true, false, 1536, 512, 4096},
+	{"lm_head_fwd_4096x32000x512_NT", false, true, 4096, 32000, 512},
+	{"lm_head_dx_4096x512x32000_NN", false, false, 4096, 512, 32000},
+	{"lm_head_dw_32000x512x4096_TN", true, false, 32000, 512, 4096},
+}
+
+// BenchmarkSGEMM times gorstar's SGEMM at 1 and 2 threads and, when built with -tags openblas,
+// OpenBLAS on the same buffers and thread count, alternating the two so load hits both alike. It
+// reports GFLOP/s for each and their ratio (gorstar / OpenBLAS).
+func BenchmarkSGEMM(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, threads := range []int{1, 2} {
+		for _, s := range gemmShapes {
+			b.Run(fmt.Sprintf("threads=%d/%s", threads, s.name), func(b *testing.B) {
+				if err := Init(0, threads); err != nil {
+					b.Fatal(err)
+				}
+				openblasSetThreads(threads)
+				lda, ldb := s.K, s.N
+				if s.transA {
+					lda = s.M
+				}
+				if s.transB {
+					ldb = s.K
+				}
+				A, B, C := buf(b, randn(r, s.M*s.K, 1)), buf(b, randn(r, s.K*s.N, 1)), zeros(b, s.M*s.N)
+				flops := 2 * float64(s.M) * float64(s.N) * float64(s.K)
+				var ours, theirs time.Duration
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					t0 := time.Now()
+					SGEMM(s.transA, s.transB, s.M, s.N, s.K, 1, A, lda, B, ldb, 0, C, s.N)
+					ours += time.Since(t0)
+					if haveOpenBLAS {
+						t0 = time.Now()
+						openblasSGEMM(s.transA, s.transB, s.M, s.N, s.K, 1, A, lda, B, ldb, 0, C, s.N)
+						theirs += time.Since(t0)
+					}
+				}
+				b.ReportMetric(flops*float64(b.N)/ours.Seconds()/1e9, "GFLOP/s")
+				if haveOpenBLAS {
+					b.ReportMetric(flops*float64(b.N)/theirs.Seconds()/1e9, "openblas-GFLOP/s")
+					b.ReportMetric(theirs.Seconds()/ours.Seconds(), "ratio")
+				}
+			})
+		}
+	}
+	Init(0, 2)
+}

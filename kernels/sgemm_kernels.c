@@ -1,0 +1,104 @@
+//go:build !rocm
+
+/* sgemm_kernels.c — SGEMM microkernels: an MR x NR block of C from packed panels of A and B.
+ *
+ * One kernel body, written with GCC vector types, is instantiated per instruction set:
+ * AVX-512 (12 x 32: 24 zmm accumulators), AVX2+FMA (6 x 16: 12 ymm accumulators) and a plain-C
+ * build (4 x 8, 4-wide vectors that every target lowers). Because the AVX-512 text is the AVX2 text
+ * at a wider vector, the tests also run the 12 x 32 instantiation built for AVX2 to check its
+ * packing and edge handling on machines without AVX-512.
+ *
+ * Packed layouts: a[k*MR + i] (A panel, MR rows), b[k*NR + j] (B panel, NR columns), both 64-byte
+ * aligned and zero-padded at the edges. The kernel writes C = alpha*a*b + beta*C (C not read when
+ * beta == 0) for the mr x nr corner that lies inside the matrix. */
+#include <string.h>
+
+#include "sgemm.h"
+
+#define GK_MICROKERNEL(NAME, ATTR, VEC, VW, MR, NV)                                                       \
+    ATTR static void NAME(int kc, const float *restrict a, const float *restrict b, float *restrict c,   \
+                          long ldc, float alpha, float beta, int mr, int nr) {                            \
+        typedef float vec __attribute__((vector_size(VEC)));                                              \
+        typedef float uvec __attribute__((vector_size(VEC), aligned(4)));                                \
+        enum { NR = VW * NV };                                                                            \
+        vec acc[MR][NV];                                                                                  \
+        /* C is usually far from cache: start fetching it now, it is needed at the end. */               \
+        for (int i = 0; i < MR; i++) {                                                                    \
+            __builtin_prefetch(c + i * ldc, 1, 3);                                                        \
+            __builtin_prefetch(c + i * ldc + NR - 1, 1, 3);                                               \
+        }                                                                                                 \
+        for (int i = 0; i < MR; i++)                                                                      \
+            for (int v = 0; v < NV; v++) acc[i][v] = (vec){0};                                            \
+        _Pragma("GCC unroll 4") for (int k = 0; k < kc; k++) {                                           \
+            vec bv[NV];                                                                                   \
+            for (int v = 0; v < NV; v++) bv[v] = *(const vec *)(b + (long)k * NR + v * VW);               \
+            for (int i = 0; i < MR; i++) {                                                                \
+                vec av = a[(long)k * MR + i] - (vec){0};                                                \
+                for (int v = 0; v < NV; v++) acc[i][v] += av * bv[v];                                     \
+            }                                                                                             \
+        }                                                                                                 \
+        if (mr == MR && nr == NR) {                                                                       \
+            for (int i = 0; i < MR; i++)                                                                  \
+                for (int v = 0; v < NV; v++) {                                                            \
+                    uvec *cp = (uvec *)(c + i * ldc + v * VW);                                            \
+                    vec r = acc[i][v] * alpha;                                                            \
+                    if (beta != 0) r += *cp * beta;                                                       \
+                    *cp = r;                                                                              \
+                }                                                                                         \
+            return;                                                                                       \
+        }                                                                                                 \
+        float tile[MR][NR] __attribute__((aligned(64)));                                                  \
+        for (int i = 0; i < MR; i++)                                                                      \
+            for (int v = 0; v < NV; v++) *(vec *)&tile[i][v * VW] = acc[i][v];                            \
+        for (int i = 0; i < mr; i++)                                                                      \
+            for (int j = 0; j < nr; j++) {                                                                \
+                float r = alpha * tile[i][j];                                                             \
+                c[i * ldc + j] = beta != 0 ? r + beta * c[i * ldc + j] : r;                               \
+            }                                                                                             \
+    }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+GK_MICROKERNEL(kernel_avx512, __attribute__((target("avx512f,avx2,fma"))), 64, 16, 12, 2)
+GK_MICROKERNEL(kernel_avx2, __attribute__((target("avx2,fma"))), 32, 8, 6, 2)
+/* The AVX-512 body built for AVX2, so its shape is tested where AVX-512 is missing. */
+GK_MICROKERNEL(kernel_avx512_shape_on_avx2, __attribute__((target("avx2,fma"))), 64, 16, 12, 2)
+#endif
+GK_MICROKERNEL(kernel_generic, , 16, 4, 4, 2)
+
+const gk_microkernel gk_microkernels[] = {
+#if defined(__x86_64__) && defined(__GNUC__)
+    {"cpu-avx512", 12, 32, kernel_avx512},
+    {"cpu-avx2", 6, 16, kernel_avx2},
+    {"cpu-avx512-shape-on-avx2", 12, 32, kernel_avx512_shape_on_avx2},
+#endif
+    {"cpu-generic", 4, 8, kernel_generic},
+    {NULL, 0, 0, NULL},
+};
+
+const gk_microkernel *gk_microkernel_at(int i) {
+    int n = 0;
+    while (gk_microkernels[n].name) n++;
+    return i >= 0 && i < n ? &gk_microkernels[i] : NULL;
+}
+
+/* Whether this CPU can run kernel k. */
+int gk_microkernel_runs(const gk_microkernel *k) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (strcmp(k->name, "cpu-avx512") == 0) return __builtin_cpu_supports("avx512f");
+    if (strncmp(k->name, "cpu-avx", 7) == 0) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+    return 1;
+}
+
+/* The best kernel this CPU runs (GORSTAR_SGEMM_KERNEL=name overrides, for tests and comparisons). */
+const gk_microkernel *gk_microkernel_best(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return &gk_microkernels[0];
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &gk_microkernels[1];
+#endif
+    for (const gk_microkernel *k = gk_microkernels; k->name; k++)
+        if (strcmp(k->name, "cpu-generic") == 0) return k;
+    return NULL;
+}
