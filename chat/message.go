@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -23,7 +24,8 @@ type Message struct {
 	Name string `json:"name,omitempty"`
 }
 
-// ToolCall is a function call made by the assistant.
+// ToolCall is a function call made by the assistant. Arguments is a JSON object, rendered byte for
+// byte (as data.ToolCall keeps it).
 type ToolCall struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
@@ -43,8 +45,8 @@ func (m Message) validate(i int) error {
 		if c.Name == "" {
 			return fmt.Errorf("message %d tool_calls[%d]: empty name", i, j)
 		}
-		if _, err := pythonJSON(c.Arguments); err != nil {
-			return fmt.Errorf("message %d tool_calls[%d] (%s): arguments: %w", i, j, c.Name, err)
+		if args := bytes.TrimSpace(c.Arguments); len(args) == 0 || args[0] != '{' || !json.Valid(args) {
+			return fmt.Errorf("message %d tool_calls[%d] (%s): arguments must be a JSON object, got %q", i, j, c.Name, c.Arguments)
 		}
 	}
 	return nil

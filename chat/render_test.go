@@ -27,7 +27,7 @@ func sampleConversation() []Message {
 	return []Message{
 		{Role: RoleUser, Content: "What is 2^10?"},
 		{Role: RoleAssistant, Content: "<reason>Let me compute it.", ToolCalls: []ToolCall{
-			{Name: "python", Arguments: json.RawMessage(`{"code":"print(2**10)","input":""}`)},
+			{Name: "python", Arguments: json.RawMessage(`{"code": "print(2**10)", "input": ""}`)},
 		}},
 		{Role: RoleTool, Name: "python", Content: "1024"},
 		{Role: RoleAssistant, Content: "<reason>It is 1024.</reason><answer>\\boxed{1024}</answer>"},

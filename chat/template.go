@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -85,7 +86,7 @@ func LoadTemplate(nameOrPath string) (*Template, error) {
 //
 //	{{gen_begin}} … {{gen_end}}  the enclosed output is the model's (loss mask 1)
 //	{{text S}}                    message text: control tokens written in it stay plain text
-//	{{tool_call C}}               a ToolCall as {"name": …, "arguments": …} (Python json.dumps spacing)
+//	{{tool_call C}}               a ToolCall as {"name": …, "arguments": …}, arguments byte for byte
 //	{{json V}}                    a JSON value (json.RawMessage or any Go value) with the same spacing
 func ParseTemplate(name, src string) (*Template, error) {
 	t, err := template.New(name).Option("missingkey=error").Funcs(templateFuncs).Parse(src)
@@ -100,15 +101,15 @@ var templateFuncs = template.FuncMap{
 	"gen_end":   func() string { return string(markGenEnd) },
 	"text":      markText,
 	"tool_call": func(c ToolCall) (string, error) {
-		args, err := pythonJSON(c.Arguments)
-		if err != nil {
-			return "", fmt.Errorf("tool call %s: arguments: %w", c.Name, err)
+		args := bytes.TrimSpace(c.Arguments)
+		if len(args) == 0 || args[0] != '{' || !json.Valid(args) {
+			return "", fmt.Errorf("tool call %s: arguments must be a JSON object, got %q", c.Name, c.Arguments)
 		}
 		var b strings.Builder
 		b.WriteString(`{"name": `)
 		writePythonString(&b, c.Name)
 		b.WriteString(`, "arguments": `)
-		b.WriteString(args)
+		b.Write(args)
 		b.WriteString("}")
 		return markText(b.String())
 	},
