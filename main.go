@@ -35,6 +35,7 @@ func newApp() *cli.App {
 			configCommand(),
 			modelCommand(),
 			execCommand(),
+			rewardCommand(),
 		},
 	}
 	cli.VersionPrinter = func(c *cli.Context) {

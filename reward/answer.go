@@ -8,7 +8,7 @@ import (
 
 // answer is a parsed final answer or reference.
 type answer struct {
-	kind  string // what Kind returns
+	kind  string // what Kind returns; "scalar" until scalarKind refines it
 	text  string // the normalized text, for text comparison
 	expr  *node  // scalar: the expression
 	items []*answer
@@ -39,12 +39,16 @@ func parseAnswer(raw string) *answer {
 	if s == `\varnothing` || s == `\{\}` || s == "{}" {
 		return &answer{kind: "set", open: "{", close: "}"}
 	}
-	if isTextual(s) {
+	if isTextual(s) || choiceRE.MatchString(s) {
 		return &answer{kind: "text", text: textKey(s)}
 	}
 	toks, err := lex(s)
-	if err != nil {
-		return &answer{kind: "text", text: textKey(s)}
+	if err != nil { // not math: compare verbatim, so "5\\" is not "5"
+		return &answer{kind: "text", text: "raw:" + s}
+	}
+	// "x \in \{3, 5\}" is the set.
+	if len(toks) > 2 && toks[0].kind == tokIdent && toks[1].kind == tokCmd && toks[1].text == `\in` {
+		toks = toks[2:]
 	}
 	a := parseTokens(toks, 0)
 	if a == nil {
@@ -53,6 +57,9 @@ func parseAnswer(raw string) *answer {
 	a.text = textKey(s)
 	return a
 }
+
+// choiceRE matches a multiple-choice letter: (A) … (E), or a capital A … E alone.
+var choiceRE = regexp.MustCompile(`^(\([A-Ea-e]\)|[A-E])$`)
 
 var letterRunRE = regexp.MustCompile(`\\?[A-Za-z]{3,}`)
 
@@ -138,8 +145,8 @@ func parseTokens(toks []token, depth int) *answer {
 	if pieces := splitTop(toks, isListSeparator); len(pieces) > 1 {
 		return listAnswer(pieces, "set", "{", "}", true, depth)
 	}
-	// a ± b is the set {a + b, a − b}.
-	if i := indexTop(toks, func(t token) bool { return t.kind == tokCmd && (t.text == `\pm` || t.text == `\mp`) }); i >= 0 {
+	// a ± b is the set {a + b, a − b}, at any depth: \frac{-1 \pm \sqrt5}{2}.
+	if i := indexPlusMinus(toks); i >= 0 {
 		plus := append(append(append([]token{}, toks[:i]...), token{tokOp, "+", 0}), toks[i+1:]...)
 		minus := append(append(append([]token{}, toks[:i]...), token{tokOp, "-", 0}), toks[i+1:]...)
 		return listAnswer([][]token{plus, minus}, "set", "{", "}", true, depth)
@@ -151,7 +158,16 @@ func parseTokens(toks []token, depth int) *answer {
 	if err != nil {
 		return nil
 	}
-	return &answer{kind: scalarKind(n), expr: n}
+	return &answer{kind: "scalar", expr: n}
+}
+
+func indexPlusMinus(toks []token) int {
+	for i, t := range toks {
+		if t.kind == tokCmd && (t.text == `\pm` || t.text == `\mp`) {
+			return i
+		}
+	}
+	return -1
 }
 
 func listAnswer(pieces [][]token, kind, open, close string, bare bool, depth int) *answer {
@@ -243,21 +259,6 @@ func splitTop(toks []token, sep func(token) bool) [][]token {
 	return out
 }
 
-func indexTop(toks []token, match func(token) bool) int {
-	depth := 0
-	for i, t := range toks {
-		switch {
-		case isOpen(t):
-			depth++
-		case isClose(t):
-			depth--
-		case depth == 0 && match(t):
-			return i
-		}
-	}
-	return -1
-}
-
 func isRelation(t token) bool {
 	if t.kind != tokOp {
 		return false
@@ -319,7 +320,7 @@ func parseRelation(toks []token, idx []int) *answer {
 		return iv
 	}
 	if len(a.sides) == 2 && a.rels[0] == "=" && isLoneVar(a.sides[0]) && !mentions(a.sides[1], a.sides[0].name) {
-		rhs := &answer{kind: scalarKind(a.sides[1]), expr: a.sides[1], rels: a.rels, sides: a.sides}
+		rhs := &answer{kind: "scalar", expr: a.sides[1], rels: a.rels, sides: a.sides}
 		return rhs
 	}
 	return a
@@ -359,7 +360,7 @@ func inequalityInterval(a *answer) *answer {
 		}
 		return "]"
 	}
-	item := func(n *node) *answer { return &answer{kind: scalarKind(n), expr: n} }
+	item := func(n *node) *answer { return &answer{kind: "scalar", expr: n} }
 	switch len(a.sides) {
 	case 2:
 		l, r, rel := a.sides[0], a.sides[1], a.rels[0]

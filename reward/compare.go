@@ -6,8 +6,8 @@ import (
 )
 
 const (
-	exactOps  = 30000 // budget for the exact symbolic comparison of one grade
-	pointOps  = 6000  // budget for each evaluation at a sample point
+	exactOps  = 6000 // budget for the exact symbolic comparison of one grade
+	pointOps  = 2000 // budget for each evaluation at a sample point
 	numPoints = 3
 )
 
@@ -157,12 +157,17 @@ func (c *comparer) scalar(a, b *node) (bool, string) {
 // exact compares symbolically; past the bound it evaluates the variables at sample points.
 func (c *comparer) exact(a, b *node) (ok bool, why string, decided bool) {
 	ev := &evaluator{bud: c.bud}
-	d, err := difference(ev, a, b)
+	d, rational, err := difference(ev, a, b)
 	if err == nil {
-		if !d {
+		switch {
+		case !d:
 			return false, "different values", true
+		case rational:
+			return true, "equal as rationals", true
+		case a.hasVars() || b.hasVars():
+			return true, "equal as expressions", true
 		}
-		return true, equalHow(a, b), true
+		return true, "equal as exact numbers", true
 	}
 	if !isTooBig(err) {
 		return false, "cannot evaluate: " + err.Error(), false
@@ -180,7 +185,7 @@ func (c *comparer) exact(a, b *node) (ok bool, why string, decided bool) {
 			env[v] = samplePoint(j, k)
 		}
 		ev := &evaluator{bud: newBudget(pointOps), env: env}
-		same, err := difference(ev, a, b)
+		same, _, err := difference(ev, a, b)
 		if err != nil {
 			return false, "past exact bounds: " + err.Error(), false
 		}
@@ -191,35 +196,28 @@ func (c *comparer) exact(a, b *node) (ok bool, why string, decided bool) {
 	return true, "equal at sample points", true
 }
 
-func equalHow(a, b *node) string {
-	switch {
-	case a.hasVars() || b.hasVars():
-		return "equal as expressions"
-	case scalarKind(a) == "expression":
-		return "equal as exact numbers"
-	}
-	return "equal as rationals"
-}
-
-// difference reports whether a − b is zero, by cross-multiplying the two quotients.
-func difference(ev *evaluator, a, b *node) (bool, error) {
+// difference reports whether a − b is zero, by cross-multiplying the two quotients, and whether
+// both are rationals.
+func difference(ev *evaluator, a, b *node) (zero, rational bool, err error) {
 	va, err := ev.eval(a)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	vb, err := ev.eval(b)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
+	_, ra := va.rational()
+	_, rb := vb.rational()
 	l, err := va.num.mul(vb.den, ev.bud)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	r, err := vb.num.mul(va.den, ev.bud)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
-	return len(l.add(r, -1)) == 0, nil
+	return len(l.add(r, -1)) == 0, ra && rb, nil
 }
 
 // numeric compares in floating point at sample points, with a tight tolerance.

@@ -1,9 +1,6 @@
 package reward
 
-import (
-	"regexp"
-	"strings"
-)
+import "strings"
 
 // maxResponseBytes bounds the text scanned for an answer. Longer responses are cut from the front:
 // the final answer sits at the end.
@@ -147,23 +144,43 @@ func boxContent(s string) (string, bool) {
 	return "", false
 }
 
-var answerPhraseRE = regexp.MustCompile(`(?i)(?:the\s+)?(?:final\s+)?answer\s*(?:is|:)\s*:?\s*`)
-
-// answerPhrase returns X from the last "the answer is X" / "answer: X", up to the end of the line
-// or sentence.
+// answerPhrase returns X from the last "the answer is X" / "answer: X" (any case), up to the end
+// of the line or sentence.
 func answerPhrase(s string) (string, bool) {
-	locs := answerPhraseRE.FindAllStringIndex(s, -1)
-	for k := len(locs) - 1; k >= 0; k-- {
-		rest := s[locs[k][1]:]
-		if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
-			rest = rest[:nl]
+	lower := asciiLower(s)
+	for end := len(lower); ; {
+		i := strings.LastIndex(lower[:end], "answer")
+		if i < 0 {
+			return "", false
 		}
-		rest = cutSentence(rest)
-		if v := stripMath(rest); v != "" {
+		end = i
+		rest := strings.TrimLeft(lower[i+len("answer"):], " \t")
+		switch {
+		case strings.HasPrefix(rest, ":"):
+			rest = rest[1:]
+		case strings.HasPrefix(rest, "is"):
+			rest = strings.TrimPrefix(strings.TrimLeft(rest[2:], " \t"), ":")
+		default:
+			continue
+		}
+		v := s[len(s)-len(rest):] // the same bytes in the original case
+		if nl := strings.IndexByte(v, '\n'); nl >= 0 {
+			v = v[:nl]
+		}
+		if v = stripMath(cutSentence(v)); v != "" {
 			return v, true
 		}
 	}
-	return "", false
+}
+
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // cutSentence stops at a period followed by a space (not a decimal point) outside math.

@@ -12,7 +12,11 @@ import (
 // "decimal", "expression", "set", "tuple", "interval", "matrix", "equation", "text" or "empty".
 // Numbers are classified by value: "\frac{4}{2}", "2^{10}", "110.0" and "x = 5" are integers.
 func Kind(answer string) string {
-	return parseAnswer(answer).kind
+	a := parseAnswer(answer)
+	if a.kind == "scalar" {
+		return scalarKind(a.expr)
+	}
+	return a.kind
 }
 
 // Canonical returns a key under which equivalent answers usually coincide, for majority voting:
@@ -122,9 +126,11 @@ func equationKey(a *answer) string {
 	if len(a.rels) == 1 && (a.rels[0] == "=" || a.rels[0] == "≠") {
 		ev := &evaluator{bud: newBudget(exactOps)}
 		if d, err := sideDifference(ev, a.sides[0], a.sides[1]); err == nil && len(d.num) > 0 {
-			lead := d.num[d.num.sortedKeys()[0]].coef
-			inv := new(big.Rat).Inv(lead)
-			return a.rels[0] + "0:" + value{d.num.scale(inv), d.den.scale(inv)}.key()
+			if _, ok := d.den.constant(); ok {
+				lead := d.num[d.num.sortedKeys()[0]].coef
+				return a.rels[0] + "0:" + d.num.scale(new(big.Rat).Inv(lead)).String()
+			}
+			return a.rels[0] + "0:" + d.key()
 		}
 	}
 	return "eq:" + a.text

@@ -35,7 +35,7 @@ var commandRewrites = map[string]string{
 var wrapperCommands = map[string]bool{
 	"text": true, "textbf": true, "textit": true, "textrm": true, "textnormal": true, "mbox": true,
 	"mathrm": true, "mathbf": true, "mathit": true, "mathsf": true, "operatorname": true,
-	"boldsymbol": true, "bf": true, "rm": true, "hbox": true, "textsf": true, "texttt": true,
+	"boldsymbol": true, "boxed": true, "fbox": true, "bf": true, "rm": true, "hbox": true, "textsf": true, "texttt": true,
 }
 
 var degreeRE = regexp.MustCompile(`\^\s*\{?\s*\\circ\s*\}?|\\circ`)

@@ -487,7 +487,17 @@ func (p *parser) function(name string) (*node, error) {
 	var err error
 	if name == `\log` && p.isOp("_") {
 		p.i++
-		if base, err = p.arg(); err != nil {
+		if t := p.peek(); t.kind == tokNum { // \log_3 \frac19: 3 is no mixed number
+			p.i++
+			v, ok := new(big.Rat).SetString(t.text)
+			if !ok || len(t.text) > maxDigits {
+				return nil, fmt.Errorf("bad log base %q", t.text)
+			}
+			if base, err = p.mk(nNum); err != nil {
+				return nil, err
+			}
+			base.num = v
+		} else if base, err = p.arg(); err != nil {
 			return nil, err
 		}
 	}

@@ -140,12 +140,17 @@ func (p poly) mul(q poly, bud *budget) (poly, error) {
 			if err := bud.spend(1 + (a.coef.Num().BitLen()+b.coef.Num().BitLen())/256); err != nil {
 				return nil, err
 			}
-			m, c, err := mulMonomials(a.mono, b.mono)
+			m, neg, extra, err := mulMonomials(a.mono, b.mono)
 			if err != nil {
 				return nil, err
 			}
-			c.Mul(c, a.coef)
-			c.Mul(c, b.coef)
+			c := new(big.Rat).Mul(a.coef, b.coef)
+			if neg {
+				c.Neg(c)
+			}
+			if extra != nil {
+				c.Mul(c, new(big.Rat).SetInt(extra))
+			}
 			if err := checkBits(c); err != nil {
 				return nil, err
 			}
@@ -173,10 +178,10 @@ func checkBits(c *big.Rat) error {
 	return nil
 }
 
-// mulMonomials returns the reduced product a·b as coef · monomial.
-func mulMonomials(a, b monomial) (monomial, *big.Rat, error) {
-	coef := big.NewRat(1, 1)
-	var m monomial
+// mulMonomials returns the reduced product a·b as (−1 if neg) · extra · monomial; extra is nil
+// when it is 1, which is the common case and allocates nothing.
+func mulMonomials(a, b monomial) (m monomial, neg bool, extra *big.Int, err error) {
+	m.vars = make([]factorPow, 0, len(a.vars)+len(b.vars))
 	i, j := 0, 0
 	for i < len(a.vars) || j < len(b.vars) {
 		switch {
@@ -189,7 +194,7 @@ func mulMonomials(a, b monomial) (monomial, *big.Rat, error) {
 		default:
 			e := a.vars[i].exp + b.vars[j].exp
 			if e > maxVarExp {
-				return m, nil, errTooBig("exponent")
+				return m, false, nil, errTooBig("exponent")
 			}
 			m.vars = append(m.vars, factorPow{a.vars[i].name, e})
 			i++
@@ -197,16 +202,19 @@ func mulMonomials(a, b monomial) (monomial, *big.Rat, error) {
 		}
 	}
 	m.imag = a.imag != b.imag
-	if a.imag && b.imag {
-		coef.Neg(coef)
+	neg = a.imag && b.imag
+	if a.root.n == 0 && b.root.n == 0 {
+		return m, neg, nil, nil
 	}
 	r, out, err := mulRadicals(a.root, b.root)
 	if err != nil {
-		return m, nil, err
+		return m, false, nil, err
 	}
 	m.root = r
-	coef.Mul(coef, new(big.Rat).SetInt(out))
-	return m, coef, nil
+	if out.IsInt64() && out.Int64() == 1 {
+		out = nil
+	}
+	return m, neg, out, nil
 }
 
 // sortedKeys returns the term keys in a fixed order; the first is the "leading" term.

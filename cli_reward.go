@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"gorstar/atomicfile"
+	"gorstar/reward"
+	"gorstar/usererr"
+)
+
+func rewardCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "reward",
+		Usage: "grade final answers against references (the RL reward and the eval scorer)",
+		Subcommands: []*cli.Command{
+			{
+				Name: "grade",
+				Usage: "grade JSONL lines {\"response\": ..., \"answer\": ...} (optional \"truncated\": bool); " +
+					"each output line adds \"correct\", \"extracted\" and \"reason\"",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "in", Usage: "input `PAIRS.jsonl`"},
+					&cli.StringFlag{Name: "out", Usage: "output `OUT.jsonl` (default: stdout, unless --json)"},
+					&cli.StringFlag{Name: "mode", Usage: "strict or rstar2 (overrides reward.mode)"},
+				},
+				Action: rewardGrade,
+			},
+		},
+	}
+}
+
+// gradeLine is one input line: its fields kept as they were, plus the parsed pair.
+type gradeLine struct {
+	fields   map[string]json.RawMessage
+	response string
+	answer   string
+	opts     reward.Options
+	result   reward.Result
+}
+
+func rewardGrade(c *cli.Context) error {
+	o, err := globalOptions(c)
+	if err != nil {
+		return err
+	}
+	in := c.String("in")
+	if in == "" {
+		return usererr.New("reward grade: --in PAIRS.jsonl is required")
+	}
+	modeName := o.Config.Reward.Mode
+	if c.IsSet("mode") {
+		modeName = c.String("mode")
+	}
+	mode, err := reward.ParseMode(modeName)
+	if err != nil {
+		return usererr.New("reward grade: --mode: %v", err)
+	}
+	lines, err := readGradeLines(in, mode)
+	if err != nil {
+		return err
+	}
+
+	bar := o.Progress(int64(len(lines)), "grade")
+	start := time.Now()
+	gradeAll(lines, o.Threads, bar.Add)
+	elapsed := time.Since(start)
+	bar.Finish()
+
+	correct := 0
+	for _, l := range lines {
+		if l.result.Correct {
+			correct++
+		}
+	}
+	write := func(w io.Writer) error { return writeGradeLines(w, lines) }
+	switch out := c.String("out"); {
+	case out != "":
+		if err := atomicfile.Write(out, write); err != nil {
+			return fmt.Errorf("reward grade: write %s: %w", out, err)
+		}
+	case !o.JSON:
+		if err := write(c.App.Writer); err != nil {
+			return fmt.Errorf("reward grade: write stdout: %w", err)
+		}
+	}
+	if o.JSON {
+		perS := 0.0
+		if elapsed > 0 {
+			perS = float64(len(lines)) / elapsed.Seconds()
+		}
+		return printJSON(c, map[string]any{"n": len(lines), "correct": correct, "per_s": perS})
+	}
+	if !o.Quiet {
+		fmt.Fprintf(c.App.ErrWriter, "reward: %d/%d correct (mode %s)\n", correct, len(lines), mode)
+	}
+	return nil
+}
+
+// readGradeLines reads and checks every line first, so a bad line fails the command before any
+// output is written.
+func readGradeLines(path string, mode reward.Mode) ([]*gradeLine, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usererr.New("reward grade: %v", err)
+	}
+	defer f.Close()
+	var lines []*gradeLine
+	r := bufio.NewReaderSize(f, 1<<20)
+	for n := 1; ; n++ {
+		raw, err := r.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("read %s line %d: %w", path, n, err)
+		}
+		if len(bytes.TrimSpace(raw)) > 0 {
+			l, perr := parseGradeLine(raw, mode)
+			if perr != nil {
+				return nil, usererr.New("%s:%d: %v", path, n, perr)
+			}
+			lines = append(lines, l)
+		}
+		if err == io.EOF {
+			return lines, nil
+		}
+	}
+}
+
+func parseGradeLine(raw []byte, mode reward.Mode) (*gradeLine, error) {
+	l := &gradeLine{opts: reward.Options{Mode: mode}}
+	if err := json.Unmarshal(raw, &l.fields); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %v", err)
+	}
+	if l.fields == nil {
+		return nil, fmt.Errorf("invalid JSON: want an object, got null")
+	}
+	for _, f := range []struct {
+		name string
+		into *string
+	}{{"response", &l.response}, {"answer", &l.answer}} {
+		v, ok := l.fields[f.name]
+		if !ok {
+			return nil, fmt.Errorf("missing field %q", f.name)
+		}
+		if err := json.Unmarshal(v, f.into); err != nil {
+			return nil, fmt.Errorf("field %q: want a string, got %s", f.name, abbreviate(v))
+		}
+	}
+	if v, ok := l.fields["truncated"]; ok {
+		if err := json.Unmarshal(v, &l.opts.Truncated); err != nil {
+			return nil, fmt.Errorf("field \"truncated\": want true or false, got %s", abbreviate(v))
+		}
+	}
+	return l, nil
+}
+
+func abbreviate(v []byte) string {
+	if len(v) > 40 {
+		return string(v[:40]) + "…"
+	}
+	return string(v)
+}
+
+// gradeAll grades lines on all cores (or --threads of them); reward.Grade is safe for concurrent use.
+func gradeAll(lines []*gradeLine, threads int, done func(int)) {
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	next := make(chan *gradeLine)
+	var wg sync.WaitGroup
+	for w := 0; w < threads; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for l := range next {
+				l.result = reward.Grade(l.response, l.answer, l.opts)
+				done(1)
+			}
+		}()
+	}
+	for _, l := range lines {
+		next <- l
+	}
+	close(next)
+	wg.Wait()
+}
+
+func writeGradeLines(w io.Writer, lines []*gradeLine) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	for _, l := range lines {
+		l.fields["correct"] = mustJSON(l.result.Correct)
+		l.fields["extracted"] = mustJSON(l.result.Extracted)
+		l.fields["reason"] = mustJSON(l.result.Reason)
+		if err := enc.Encode(l.fields); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // bools and strings always marshal
+	}
+	return b
+}

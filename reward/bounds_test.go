@@ -1,0 +1,65 @@
+package reward
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// adversarialInputs are answers built to make a verifier do a lot of work. Each must grade
+// quickly; TestAdversarialInputsAreBounded logs the slowest (no timed assertion: the work bounds
+// are counted, not timed) and BenchmarkAdversarial measures them.
+var adversarialInputs = []string{
+	"9^{9^{9^{9}}}",
+	"2^{100000000}",
+	"(x+y+z+w)^{200}",
+	"(x+1)^{100000}",
+	"(a+b+c+d+e+f+g+h)^{9}",
+	"10000000!",
+	"1000!!",
+	`\binom{1000000000}{500000000}`,
+	`\binom{1000000}{500000}`,
+	`\sqrt{99999999977}`,
+	`\sqrt{999999937}\sqrt{999999929}\sqrt{999999893}`,
+	`\sqrt[64]{2}\sqrt[63]{3}\sqrt[61]{5}`,
+	"1e1000000000",
+	"1.5e-99999999",
+	strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000),
+	strings.Repeat("{", 3000) + "1" + strings.Repeat("}", 3000),
+	strings.Repeat("x+", 3000) + "1",
+	strings.Repeat("(x+1)", 600),
+	strings.Repeat(`\sqrt{`, 500) + "2" + strings.Repeat("}", 500),
+	strings.Repeat(`\frac{1}{`, 400) + "2" + strings.Repeat("}", 400),
+	strings.Repeat("9", 5000),
+	strings.Repeat("1,", 2000) + "1",
+	strings.Repeat("2^", 1000) + "2",
+	strings.Repeat("x", 3000),
+	`\sin(` + strings.Repeat(`\sin(`, 300) + "1" + strings.Repeat(")", 301),
+	"(" + strings.Repeat("x+", 100) + "1)^{50}",
+	"(x-1)^{256}/(x+1)^{256}",
+	strings.Repeat(`\begin{pmatrix}`, 50) + "1" + strings.Repeat(`\end{pmatrix}`, 50),
+	strings.Repeat(`\boxed{`, 3000) + "1" + strings.Repeat("}", 3000),
+	strings.Repeat("<answer>", 3000) + strings.Repeat("</answer>", 3000),
+	`\frac{(x+y)^{40}}{(x-y)^{40}} + \frac{(x-y)^{40}}{(x+y)^{40}}`,
+}
+
+func TestAdversarialInputsAreBounded(t *testing.T) {
+	var slowest time.Duration
+	var which string
+	for _, a := range adversarialInputs {
+		for _, ref := range []string{a, "1", "x+1"} {
+			start := time.Now()
+			Grade(`\boxed{`+a+`}`, ref, strict)
+			Grade(a, ref, rstar2)
+			Kind(a)
+			Canonical(a)
+			if d := time.Since(start); d > slowest {
+				slowest, which = d, a
+			}
+		}
+	}
+	if len(which) > 60 {
+		which = which[:60] + "…"
+	}
+	t.Logf("slowest adversarial input (4 calls): %v for %q", slowest, which)
+}
