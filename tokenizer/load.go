@@ -17,6 +17,7 @@ type Tokenizer struct {
 	vocab       map[string]int32
 	added       []AddedToken // sorted longest content first, for matching
 	addedByID   map[int32]AddedToken
+	addedByText map[string]int32
 	matcher     addedMatcher
 	normalize   normalizer
 	pretokenize pretokenizer
@@ -66,7 +67,7 @@ func Parse(data []byte) (*Tokenizer, error) {
 	if p := f.Model.EndOfWordSuffix; p != nil && *p != "" {
 		return nil, fmt.Errorf("model.end_of_word_suffix: not supported, got %q", *p)
 	}
-	t := &Tokenizer{vocab: f.Model.Vocab, addedByID: map[int32]AddedToken{}}
+	t := &Tokenizer{vocab: f.Model.Vocab, addedByID: map[int32]AddedToken{}, addedByText: map[string]int32{}}
 	if t.vocab == nil {
 		t.vocab = map[string]int32{}
 	}
@@ -86,6 +87,7 @@ func Parse(data []byte) (*Tokenizer, error) {
 		}
 		size = max(size, a.ID+1)
 		t.addedByID[a.ID] = a
+		t.addedByText[a.Content] = a.ID
 		t.added = append(t.added, a)
 	}
 	t.tokens = make([]string, size)
@@ -132,10 +134,8 @@ func (t *Tokenizer) VocabSize() int { return len(t.tokens) }
 
 // TokenToID returns the id of a vocabulary string or added token's content.
 func (t *Tokenizer) TokenToID(token string) (int32, bool) {
-	for _, a := range t.added {
-		if a.Content == token {
-			return a.ID, true
-		}
+	if id, ok := t.addedByText[token]; ok {
+		return id, true
 	}
 	id, ok := t.vocab[token]
 	return id, ok
