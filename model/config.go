@@ -103,6 +103,12 @@ func ParseConfig(path string, data []byte) (Config, error) {
 		}
 		return Config{}, usererr.New("%s: %v", path, err)
 	}
+	if v, ok := raw["rope_scaling"]; ok && string(v) != "null" {
+		return Config{}, usererr.New("%s: field rope_scaling: not supported (want null)", path)
+	}
+	if v, ok := raw["use_sliding_window"]; ok && string(v) == "true" {
+		return Config{}, usererr.New("%s: field use_sliding_window: sliding-window attention is not supported", path)
+	}
 	if _, ok := raw["tie_word_embeddings"]; !ok {
 		c.TieWordEmbeddings = true // the transformers default
 	}
