@@ -1,11 +1,65 @@
 package config
 
-// Data names the pipeline's datasets. (Owned by the data package's author: extend freely.)
+import (
+	"fmt"
+	"strings"
+)
+
+// Data names the pipeline's datasets and the synthetic task used when none is given.
 type Data struct {
-	Train string `toml:"train" comment:"Training problems (Parquet or JSONL); empty = synthesize with [data.synth]."`
-	Eval  string `toml:"eval" comment:"Evaluation problems; empty = a held-out synthetic split."`
+	Train string    `toml:"train" comment:"Training problems (Parquet or JSONL); empty = synthesize with [data.synth]."`
+	Eval  string    `toml:"eval" comment:"Evaluation problems; empty = a held-out synthetic split."`
+	Synth DataSynth `toml:"synth" comment:"Synthetic problems with exact answers: used when train/eval are empty, and the defaults of gorstar data synth."`
 }
 
-func DefaultData() Data { return Data{} }
+// DataSynth configures the synthetic arithmetic task. The defaults (products of two 3–4 digit
+// numbers) are hard for a tiny model to answer directly and easy with the Python tool, which is
+// what the quickstart needs to show RL teaching tool use.
+type DataSynth struct {
+	Task      string `toml:"task" comment:"Generator: arith (integer arithmetic, answers computed exactly)."`
+	Train     int    `toml:"train" comment:"Training problems to synthesize."`
+	Eval      int    `toml:"eval" comment:"Held-out evaluation problems to synthesize."`
+	SFT       int    `toml:"sft" comment:"SFT conversations demonstrating the multi-turn tool-call format."`
+	MinDigits int    `toml:"min_digits" comment:"Fewest digits of an operand."`
+	MaxDigits int    `toml:"max_digits" comment:"Most digits of an operand."`
+	Operands  int    `toml:"operands" comment:"Numbers per expression."`
+	Ops       string `toml:"ops" comment:"Operators drawn uniformly, a subset of \"+-*\" (usual precedence)."`
+}
 
-func (d Data) Validate() error { return nil }
+func DefaultData() Data {
+	return Data{Synth: DefaultDataSynth()}
+}
+
+func DefaultDataSynth() DataSynth {
+	return DataSynth{Task: "arith", Train: 2000, Eval: 100, SFT: 500, MinDigits: 3, MaxDigits: 4, Operands: 2, Ops: "*"}
+}
+
+func (d Data) Validate() error { return d.Synth.Validate() }
+
+func (s DataSynth) Validate() error {
+	if err := oneOf("data.synth.task", s.Task, "arith"); err != nil {
+		return err
+	}
+	if err := atLeast("data.synth.train", s.Train, 1); err != nil {
+		return err
+	}
+	if err := atLeast("data.synth.eval", s.Eval, 0); err != nil {
+		return err
+	}
+	if err := atLeast("data.synth.sft", s.SFT, 0); err != nil {
+		return err
+	}
+	if err := between("data.synth.min_digits", s.MinDigits, 1, 40); err != nil {
+		return err
+	}
+	if err := between("data.synth.max_digits", s.MaxDigits, s.MinDigits, 40); err != nil {
+		return err
+	}
+	if err := between("data.synth.operands", s.Operands, 2, 8); err != nil {
+		return err
+	}
+	if s.Ops == "" || strings.Trim(s.Ops, "+-*") != "" {
+		return fmt.Errorf("data.synth.ops: must be a non-empty subset of \"+-*\", got %q", s.Ops)
+	}
+	return nil
+}

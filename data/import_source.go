@@ -123,7 +123,9 @@ func (s *jsonlSource) resolve(obj map[string]json.RawMessage, line int) error {
 	if s.fields.problem, err = required("problem", s.mapping.Problem, DefaultProblemFields); err != nil {
 		return err
 	}
-	if s.fields.answer, err = required("answer", s.mapping.Answer, DefaultAnswerFields); err != nil {
+	if s.mapping.answerOptional {
+		s.fields.answer = pickField(candidates(s.mapping.Answer, DefaultAnswerFields), has)
+	} else if s.fields.answer, err = required("answer", s.mapping.Answer, DefaultAnswerFields); err != nil {
 		return err
 	}
 	if s.mapping.ID != "" && !has(s.mapping.ID) {
@@ -270,7 +272,9 @@ func (s *parquetSource) resolve(m Mapping, verl bool) error {
 	if s.fields.problem, err = required("problem", m.Problem, problems); err != nil {
 		return err
 	}
-	if s.fields.answer, err = required("answer", m.Answer, answers); err != nil {
+	if m.answerOptional {
+		s.fields.answer = pickField(candidates(m.Answer, answers), s.hasPath)
+	} else if s.fields.answer, err = required("answer", m.Answer, answers); err != nil {
 		return err
 	}
 	if m.ID != "" {

@@ -100,3 +100,13 @@ func fieldNames(obj map[string]json.RawMessage) string {
 	sort.Strings(names)
 	return strings.Join(names, ", ")
 }
+
+// emptyJSONL is the user error for a JSONL file with nothing but blank lines.
+func emptyJSONL(path string) error {
+	return usererr.New("%s: no rows (only blank lines)", path)
+}
+
+// usererrAt prefixes err with file and line as a user error.
+func usererrAt(path string, line int, err error) error {
+	return usererr.New("%s:%d: %v", path, line, err)
+}

@@ -17,6 +17,8 @@ type Mapping struct {
 	Answer  string
 	ID      string
 	Source  string
+
+	answerOptional bool // reading problems only (evaluation sets for decontamination)
 }
 
 // Field names tried, in order, when a Mapping leaves a column empty. They cover the common public

@@ -214,8 +214,10 @@ func (f *parquetFile) records(ctx context.Context, fields []int) (pqarrow.Record
 	return rr, nil
 }
 
+// appendLeaves adds the leaf column indices under field. (Group fields of a manifest carry a zero
+// ColIndex rather than -1, so leaves are told by having no children.)
 func appendLeaves(dst []int, field *pqarrow.SchemaField) []int {
-	if field.IsLeaf() {
+	if len(field.Children) == 0 {
 		return append(dst, field.ColIndex)
 	}
 	for i := range field.Children {

@@ -28,9 +28,9 @@ func sampleProblems(n int) []Problem {
 	return out
 }
 
-// smallRowGroups makes Parquet writers cut a row group every 100 rows, so tests cross row-group
+// smallRowGroups makes Parquet writers cut a row group every 500 rows, so tests cross row-group
 // and read-batch boundaries without writing big files.
-const smallRowGroups = 100
+const smallRowGroups = 500
 
 func writeProblems(t *testing.T, path string, ps []Problem) {
 	t.Helper()

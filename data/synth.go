@@ -1,0 +1,213 @@
+package data
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"strings"
+
+	"gorstar/progress"
+	"gorstar/usererr"
+)
+
+// ArithOptions configure the arithmetic task: expressions of Operands integers of MinDigits to
+// MaxDigits digits joined by operators drawn from Ops ("+", "-", "*", usual precedence).
+type ArithOptions struct {
+	MinDigits, MaxDigits int
+	Operands             int
+	Ops                  string
+}
+
+// DefaultArith is the quickstart setting: a product of two 3–4 digit numbers. A tiny model that
+// answers directly is usually wrong; one that calls Python and copies the result is right.
+func DefaultArith() ArithOptions {
+	return ArithOptions{MinDigits: 3, MaxDigits: 4, Operands: 2, Ops: "*"}
+}
+
+// Validate names the first bad option.
+func (o ArithOptions) Validate() error {
+	switch {
+	case o.MinDigits < 1 || o.MinDigits > 40:
+		return usererr.New("arith: min digits must be in [1, 40], got %d", o.MinDigits)
+	case o.MaxDigits < o.MinDigits || o.MaxDigits > 40:
+		return usererr.New("arith: max digits must be in [%d, 40], got %d", o.MinDigits, o.MaxDigits)
+	case o.Operands < 2 || o.Operands > 8:
+		return usererr.New("arith: operands must be in [2, 8], got %d", o.Operands)
+	case o.Ops == "" || strings.Trim(o.Ops, "+-*") != "":
+		return usererr.New("arith: ops must be a non-empty subset of \"+-*\", got %q", o.Ops)
+	}
+	return nil
+}
+
+// Arith generates arithmetic problems from a seeded random stream: the same seed and options
+// give the same problems.
+type Arith struct {
+	opts ArithOptions
+	rng  *rand.Rand
+	seed int64
+	n    int
+}
+
+// NewArith starts a generator.
+func NewArith(o ArithOptions, seed int64) (*Arith, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	return &Arith{opts: o, rng: rand.New(rand.NewPCG(uint64(seed), 0xa417)), seed: seed}, nil
+}
+
+// ArithItem is one generated expression with its exact value.
+type ArithItem struct {
+	ID     string
+	Expr   string // e.g. "4821 * 739"
+	Answer string // exact integer
+}
+
+// Next generates the next expression.
+func (a *Arith) Next() ArithItem {
+	a.n++
+	nums := make([]*big.Int, a.opts.Operands)
+	ops := make([]byte, a.opts.Operands-1)
+	var expr strings.Builder
+	for i := range nums {
+		nums[i] = a.number()
+		if i > 0 {
+			ops[i-1] = a.opts.Ops[a.rng.IntN(len(a.opts.Ops))]
+			expr.WriteString(" " + string(ops[i-1]) + " ")
+		}
+		expr.WriteString(nums[i].String())
+	}
+	return ArithItem{
+		ID:     fmt.Sprintf("arith-%d-%d", a.seed, a.n),
+		Expr:   expr.String(),
+		Answer: evalArith(nums, ops).String(),
+	}
+}
+
+// number draws the digit count uniformly, then a number with exactly that many digits.
+func (a *Arith) number() *big.Int {
+	d := a.opts.MinDigits + a.rng.IntN(a.opts.MaxDigits-a.opts.MinDigits+1)
+	lo := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d-1)), nil)
+	if d == 1 {
+		lo.SetInt64(1)
+	}
+	hi := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d)), nil)
+	span := new(big.Int).Sub(hi, lo)
+	// Draw span uniformly from 64-bit words (span < 10^40 < 2^133, three words suffice).
+	r := new(big.Int)
+	for range 3 {
+		r.Lsh(r, 64)
+		r.Or(r, new(big.Int).SetUint64(a.rng.Uint64()))
+	}
+	return r.Mod(r, span).Add(r, lo)
+}
+
+// evalArith evaluates nums joined by ops with * binding tighter than + and -.
+func evalArith(nums []*big.Int, ops []byte) *big.Int {
+	sum := new(big.Int)
+	term := new(big.Int).Set(nums[0])
+	sign := 1
+	for i, op := range ops {
+		if op == '*' {
+			term.Mul(term, nums[i+1])
+			continue
+		}
+		if sign < 0 {
+			term.Neg(term)
+		}
+		sum.Add(sum, term)
+		term = new(big.Int).Set(nums[i+1])
+		sign = 1
+		if op == '-' {
+			sign = -1
+		}
+	}
+	if sign < 0 {
+		term.Neg(term)
+	}
+	return sum.Add(sum, term)
+}
+
+// Problem is the item as a problems-table row.
+func (it ArithItem) Problem(o ArithOptions) Problem {
+	return Problem{
+		ID:      it.ID,
+		Problem: "Compute " + it.Expr + ".",
+		Answer:  it.Answer,
+		Source:  "synth/arith",
+		Meta:    fmt.Sprintf(`{"digits":[%d,%d],"operands":%d,"ops":%q}`, o.MinDigits, o.MaxDigits, o.Operands, o.Ops),
+	}
+}
+
+// Conversation is the item as an SFT example of the tool-call format: the system prompt, the
+// problem, an assistant turn that calls Python, the tool's output, and the final answer.
+func (it ArithItem) Conversation() Conversation {
+	return Conversation{ID: it.ID, Messages: []Message{
+		{Role: "system", Content: SystemPrompt()},
+		{Role: "user", Content: "Compute " + it.Expr + "."},
+		{Role: "assistant", Content: "<reason>Compute it exactly with Python.</reason>",
+			ToolCalls: []ToolCall{PythonCall("print("+it.Expr+")", "")}},
+		{Role: "tool", Name: PythonToolName, Content: it.Answer},
+		{Role: "assistant", Content: "<reason>Python printed " + it.Answer + ".</reason>\n<answer>\\boxed{" + it.Answer + "}</answer>"},
+	}}
+}
+
+// SynthOptions configure Synth.
+type SynthOptions struct {
+	Task     string // "arith"
+	N        int
+	Out      string
+	SFT      bool // write conversations instead of problems
+	Seed     int64
+	Arith    ArithOptions
+	Progress *progress.Bar
+}
+
+// Synth writes N generated problems (or, with SFT, conversations) to Out.
+func Synth(ctx context.Context, o SynthOptions) (int, error) {
+	if o.Task != "arith" {
+		return 0, usererr.New("data synth: unknown task %q (tasks: arith)", o.Task)
+	}
+	if o.N < 1 {
+		return 0, usererr.New("data synth: --n must be ≥ 1, got %d", o.N)
+	}
+	gen, err := NewArith(o.Arith, o.Seed)
+	if err != nil {
+		return 0, err
+	}
+	if o.SFT {
+		w, err := CreateConversations(o.Out)
+		if err != nil {
+			return 0, err
+		}
+		defer w.Abort()
+		for i := 0; i < o.N; i++ {
+			if i%1024 == 0 && ctx.Err() != nil {
+				return i, ctx.Err()
+			}
+			if err := w.Write(gen.Next().Conversation()); err != nil {
+				return i, err
+			}
+			o.Progress.Add(1)
+		}
+		o.Progress.Finish()
+		return o.N, w.Close()
+	}
+	w, err := CreateProblems(o.Out)
+	if err != nil {
+		return 0, err
+	}
+	defer w.Abort()
+	for i := 0; i < o.N; i++ {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return i, ctx.Err()
+		}
+		if err := w.Write(gen.Next().Problem(o.Arith)); err != nil {
+			return i, err
+		}
+		o.Progress.Add(1)
+	}
+	o.Progress.Finish()
+	return o.N, w.Close()
+}

@@ -1,0 +1,209 @@
+package data
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// evalInt64 is an independent evaluator for small expressions: split on + and - into terms,
+// each term a product.
+func evalInt64(t *testing.T, expr string) int64 {
+	t.Helper()
+	fields := strings.Fields(expr)
+	var sum, term int64
+	sign := int64(1)
+	term, _ = strconv.ParseInt(fields[0], 10, 64)
+	for i := 1; i < len(fields); i += 2 {
+		n, err := strconv.ParseInt(fields[i+1], 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch fields[i] {
+		case "*":
+			term *= n
+		case "+", "-":
+			sum += sign * term
+			term, sign = n, 1
+			if fields[i] == "-" {
+				sign = -1
+			}
+		}
+	}
+	return sum + sign*term
+}
+
+func TestArithAnswersExact(t *testing.T) {
+	for _, o := range []ArithOptions{
+		DefaultArith(),
+		{MinDigits: 1, MaxDigits: 4, Operands: 4, Ops: "+-*"},
+		{MinDigits: 1, MaxDigits: 1, Operands: 2, Ops: "-"},
+	} {
+		gen, err := NewArith(o, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 2000; i++ {
+			it := gen.Next()
+			fields := strings.Fields(it.Expr)
+			if len(fields) != 2*o.Operands-1 {
+				t.Fatalf("%q: wrong number of operands", it.Expr)
+			}
+			for j := 0; j < len(fields); j += 2 {
+				if d := len(fields[j]); d < o.MinDigits || d > o.MaxDigits || fields[j][0] == '0' {
+					t.Fatalf("%q: operand %q has %d digits", it.Expr, fields[j], d)
+				}
+			}
+			if want := strconv.FormatInt(evalInt64(t, it.Expr), 10); it.Answer != want {
+				t.Fatalf("%s = %s, want %s", it.Expr, it.Answer, want)
+			}
+		}
+	}
+}
+
+// Big operands are checked against Python's exact integers.
+func TestArithAnswersAgainstPython(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	gen, _ := NewArith(ArithOptions{MinDigits: 15, MaxDigits: 30, Operands: 5, Ops: "+-*"}, 3)
+	var exprs, answers []string
+	for i := 0; i < 200; i++ {
+		it := gen.Next()
+		exprs = append(exprs, it.Expr)
+		answers = append(answers, it.Answer)
+	}
+	cmd := exec.Command(py, "-c", "import sys\nfor l in sys.stdin: print(eval(l))")
+	cmd.Stdin = strings.NewReader(strings.Join(exprs, "\n") + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(out)); !reflect.DeepEqual(got, answers) {
+		t.Fatalf("python disagrees:\n%v\n%v", got[:3], answers[:3])
+	}
+}
+
+func TestArithSeeded(t *testing.T) {
+	a, _ := NewArith(DefaultArith(), 5)
+	b, _ := NewArith(DefaultArith(), 5)
+	c, _ := NewArith(DefaultArith(), 6)
+	same, diff := 0, 0
+	for i := 0; i < 100; i++ {
+		x, y, z := a.Next(), b.Next(), c.Next()
+		if x != y {
+			t.Fatalf("same seed, different items: %v %v", x, y)
+		}
+		if x.Expr == z.Expr {
+			same++
+		} else {
+			diff++
+		}
+	}
+	if diff < 95 {
+		t.Errorf("seeds 5 and 6 agree on %d of 100 items", same)
+	}
+}
+
+func TestArithConversationFormat(t *testing.T) {
+	it := ArithItem{ID: "arith-1-1", Expr: "4821 * 739", Answer: "3562719"}
+	c := it.Conversation()
+	roles := []string{}
+	for _, m := range c.Messages {
+		roles = append(roles, m.Role)
+	}
+	if want := []string{"system", "user", "assistant", "tool", "assistant"}; !reflect.DeepEqual(roles, want) {
+		t.Fatalf("roles %v", roles)
+	}
+	sys := c.Messages[0].Content
+	if !strings.Contains(sys, "<tools>\n"+ToolSchemaJSON()+"\n</tools>") || !strings.Contains(sys, "<reason>") ||
+		!strings.Contains(sys, "<answer>") || !strings.Contains(sys, `\boxed{`) {
+		t.Errorf("system prompt lacks part of the format: %q", sys)
+	}
+	var schema struct {
+		Name       string `json:"name"`
+		Parameters struct {
+			Properties map[string]any `json:"properties"`
+		} `json:"parameters"`
+	}
+	if err := json.Unmarshal([]byte(ToolSchemaJSON()), &schema); err != nil || schema.Name != "python" ||
+		schema.Parameters.Properties["code"] == nil || schema.Parameters.Properties["input"] == nil {
+		t.Errorf("tool schema %v: %+v", err, schema)
+	}
+	wantCall := "<reason>Compute it exactly with Python.</reason>\n<tool_call>\n" +
+		`{"name": "python", "arguments": {"code": "print(4821 * 739)", "input": ""}}` + "\n</tool_call>"
+	if got := c.Messages[2].Text(); got != wantCall {
+		t.Errorf("call turn\n%q\nwant\n%q", got, wantCall)
+	}
+	// The call inside the tags is valid JSON with name and arguments.
+	body := strings.TrimSuffix(strings.TrimPrefix(c.Messages[2].ToolCalls[0].Render(), "<tool_call>\n"), "\n</tool_call>")
+	var call struct {
+		Name      string            `json:"name"`
+		Arguments map[string]string `json:"arguments"`
+	}
+	if err := json.Unmarshal([]byte(body), &call); err != nil || call.Arguments["code"] != "print(4821 * 739)" {
+		t.Errorf("call JSON %q: %v", body, err)
+	}
+	if m := c.Messages[3]; m.Content != "3562719" || m.Name != "python" {
+		t.Errorf("tool turn %+v", m)
+	}
+	final := c.Messages[4].Content
+	if !strings.HasPrefix(final, "<reason>") || !strings.Contains(final, "</reason>") ||
+		!strings.HasSuffix(final, `<answer>\boxed{3562719}</answer>`) {
+		t.Errorf("final turn %q", final)
+	}
+	// Without the system prompt, an example is short enough for the tiny model's context.
+	n := 0
+	for _, m := range c.Messages[1:] {
+		n += len(m.Text())
+	}
+	if n > 300 {
+		t.Errorf("example body is %d bytes", n)
+	}
+	t.Logf("system prompt %d bytes, rest of the example %d bytes", len(sys), n)
+}
+
+func TestSynthFiles(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	probs := filepath.Join(dir, "p.parquet")
+	if _, err := Synth(ctx, SynthOptions{Task: "arith", N: 50, Out: probs, Seed: 1, Arith: DefaultArith()}); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := ReadAllProblems(probs)
+	if err != nil || len(ps) != 50 {
+		t.Fatalf("%d problems, %v", len(ps), err)
+	}
+	if ps[0].Source != "synth/arith" || !strings.HasPrefix(ps[0].Problem, "Compute ") || !json.Valid([]byte(ps[0].Meta)) {
+		t.Errorf("%+v", ps[0])
+	}
+	convs := filepath.Join(dir, "c.parquet")
+	if _, err := Synth(ctx, SynthOptions{Task: "arith", N: 20, Out: convs, SFT: true, Seed: 1, Arith: DefaultArith()}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := ReadAllConversations(convs)
+	if err != nil || len(cs) != 20 {
+		t.Fatalf("%d conversations, %v", len(cs), err)
+	}
+	gen, _ := NewArith(DefaultArith(), 1)
+	if want := gen.Next().Conversation(); !reflect.DeepEqual(cs[0], want) {
+		t.Errorf("got %+v\nwant %+v", cs[0], want)
+	}
+	for _, bad := range []SynthOptions{
+		{Task: "chess", N: 1, Out: filepath.Join(dir, "x.parquet"), Arith: DefaultArith()},
+		{Task: "arith", N: 0, Out: filepath.Join(dir, "x.parquet"), Arith: DefaultArith()},
+		{Task: "arith", N: 1, Out: filepath.Join(dir, "x.parquet"), Arith: ArithOptions{MinDigits: 3, MaxDigits: 2, Operands: 2, Ops: "*"}},
+		{Task: "arith", N: 1, Out: filepath.Join(dir, "x.parquet"), Arith: ArithOptions{MinDigits: 1, MaxDigits: 2, Operands: 2, Ops: "/"}},
+		{Task: "arith", N: 1, Out: filepath.Join(dir, "x.csv"), Arith: DefaultArith()},
+	} {
+		if _, err := Synth(ctx, bad); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}

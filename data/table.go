@@ -1,0 +1,121 @@
+package data
+
+import (
+	"context"
+	"io"
+	"strings"
+
+	"gorstar/progress"
+	"gorstar/usererr"
+)
+
+// tableReader and tableWriter are what the problems and conversations readers and writers share,
+// so that copying, splitting and exporting work on either table.
+type tableReader[T any] interface {
+	Next() (T, error)
+	Rows() int64
+	Close() error
+}
+
+type tableWriter[T any] interface {
+	Write(T) error
+	Close() error
+	Abort()
+}
+
+// table binds the open/create functions of one table.
+type table[T any] struct {
+	open   func(ctx context.Context, path string) (tableReader[T], error)
+	create func(path string) (tableWriter[T], error)
+}
+
+var problemsTable = table[Problem]{
+	open: func(ctx context.Context, p string) (tableReader[Problem], error) {
+		r, err := openProblems(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	},
+	create: func(p string) (tableWriter[Problem], error) {
+		w, err := CreateProblems(p)
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
+	},
+}
+
+var conversationsTable = table[Conversation]{
+	open: func(ctx context.Context, p string) (tableReader[Conversation], error) {
+		r, err := openConversations(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	},
+	create: func(p string) (tableWriter[Conversation], error) {
+		w, err := CreateConversations(p)
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
+	},
+}
+
+// copyRows streams every row of in to out and returns the number of rows written. out appears
+// only if everything succeeded.
+func copyRows[T any](ctx context.Context, t table[T], in, out string, bar *progress.Bar) (int, error) {
+	r, err := t.open(ctx, in)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	w, err := t.create(out)
+	if err != nil {
+		return 0, err
+	}
+	defer w.Abort()
+	n := 0
+	for {
+		row, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return n, err
+		}
+		if n%1024 == 0 && ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		if err := w.Write(row); err != nil {
+			return n, err
+		}
+		n++
+		bar.Add(1)
+	}
+	bar.Finish()
+	return n, w.Close()
+}
+
+// notATable is the user error for a file that holds neither table.
+func notATable(path string, cols []string) error {
+	return usererr.New("%s: not a problems or conversations table (columns found: %s); convert it with `gorstar data import`",
+		path, strings.Join(cols, ", "))
+}
+
+// Export copies a problems or conversations table to out, whose extension picks the format
+// (.jsonl, .jsonl.gz or .parquet). It returns the number of rows.
+func Export(ctx context.Context, in, out string, bar *progress.Bar) (int, error) {
+	kind, cols, err := tableKind(in)
+	if err != nil {
+		return 0, err
+	}
+	switch kind {
+	case "problems":
+		return copyRows(ctx, problemsTable, in, out, bar)
+	case "conversations":
+		return copyRows(ctx, conversationsTable, in, out, bar)
+	}
+	return 0, notATable(in, cols)
+}
