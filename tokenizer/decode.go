@@ -55,11 +55,11 @@ func (t *Tokenizer) buildByteTable() byteTable {
 }
 
 func (t *Tokenizer) appendSlowTokenBytes(buf []byte, id int32) []byte {
-	if a, ok := t.addedByID[id]; ok {
-		return append(buf, a.Content...)
-	}
-	tok, ok := t.IDToToken(id)
-	if !ok {
+	tok := t.tokens[id]
+	switch t.kind[id] {
+	case addedToken:
+		return append(buf, tok...)
+	case noToken:
 		return append(buf, string(utf8.RuneError)...) // a hole in the id range
 	}
 	if b, ok := byteFallbackToken(tok); ok {

@@ -22,9 +22,19 @@ type Tokenizer struct {
 	normalize   normalizer
 	pretokenize pretokenizer
 	bpe         bpeModel
-	special     []bool // by id: an added token marked special
+	special     []bool      // by id: an added token marked special
+	kind        []tokenKind // by id
 	tokenBytes  byteTable
 }
+
+// tokenKind tells what an id is; ids may have holes.
+type tokenKind uint8
+
+const (
+	noToken tokenKind = iota
+	vocabToken
+	addedToken
+)
 
 // Load reads DIR/tokenizer.json.
 func Load(dir string) (*Tokenizer, error) {
@@ -91,11 +101,14 @@ func Parse(data []byte) (*Tokenizer, error) {
 		t.added = append(t.added, a)
 	}
 	t.tokens = make([]string, size)
+	t.kind = make([]tokenKind, size)
 	for tok, id := range t.vocab {
 		t.tokens[id] = tok
+		t.kind[id] = vocabToken
 	}
 	for _, a := range t.added {
 		t.tokens[a.ID] = a.Content
+		t.kind[a.ID] = addedToken
 	}
 	t.matcher = newAddedMatcher(t.added)
 	t.special = make([]bool, size)
@@ -147,10 +160,7 @@ func (t *Tokenizer) IDToToken(id int32) (string, bool) {
 	if id < 0 || int(id) >= len(t.tokens) {
 		return "", false
 	}
-	if _, ok := t.addedByID[id]; ok {
-		return t.tokens[id], true
-	}
-	if _, ok := t.vocab[t.tokens[id]]; !ok {
+	if t.kind[id] == noToken {
 		return "", false // a hole in the id range
 	}
 	return t.tokens[id], true
