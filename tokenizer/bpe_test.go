@@ -164,6 +164,7 @@ func TestParseRejectsBadFiles(t *testing.T) {
 		"empty added token":    func(f map[string]any) { f["added_tokens"] = []map[string]any{{"id": 3, "content": ""}} },
 		"dropout":              func(f map[string]any) { f["model"].(map[string]any)["dropout"] = 0.1 },
 		"merged-with-previous": func(f map[string]any) { f["pre_tokenizer"] = splitBehavior("MergedWithPrevious") },
+		"huge id":              func(f map[string]any) { f["added_tokens"] = []map[string]any{{"id": 1 << 30, "content": "<x>"}} },
 	}
 	for name, mutate := range cases {
 		f := good()

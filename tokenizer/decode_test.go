@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 func TestDecodeLossy(t *testing.T) {
@@ -88,5 +90,46 @@ func TestStreamDecoderMatchesDecode(t *testing.T) {
 		q := loadQwen3(t)
 		text := "数学 😀👍🏽 naïve <think>x</think> \\frac{1}{2} 🇫🇷"
 		check(t, q, q.Encode(text))
+	})
+}
+
+// Decode(Encode(s)) gives s back (in NFC) for any valid text.
+func TestEncodeDecodeRoundTrip(t *testing.T) {
+	data, _ := ByteLevelJSON(ChatSpecials)
+	byteTok, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	randomText := func() string {
+		var b strings.Builder
+		for n := rng.IntN(30); n >= 0; n-- {
+			switch rng.IntN(4) {
+			case 0:
+				b.WriteRune(rune(rng.IntN(0x80)))
+			case 1:
+				b.WriteRune(rune(0x80 + rng.IntN(0x3000)))
+			case 2:
+				b.WriteRune(rune(0x1F300 + rng.IntN(0x300)))
+			default:
+				b.WriteString(ChatSpecials[rng.IntN(len(ChatSpecials))])
+			}
+		}
+		return strings.ToValidUTF8(b.String(), "")
+	}
+	for i := 0; i < 1000; i++ {
+		s := randomText()
+		if got := byteTok.Decode(byteTok.Encode(s)); got != norm.NFC.String(s) {
+			t.Fatalf("byte-level round trip of %q gave %q", s, got)
+		}
+	}
+	t.Run("qwen3", func(t *testing.T) {
+		q := loadQwen3(t)
+		for i := 0; i < 1000; i++ {
+			s := randomText()
+			if got := q.Decode(q.Encode(s)); got != norm.NFC.String(s) {
+				t.Fatalf("Qwen3 round trip of %q gave %q", s, got)
+			}
+		}
 	})
 }

@@ -100,6 +100,10 @@ func Parse(data []byte) (*Tokenizer, error) {
 		t.addedByText[a.Content] = a.ID
 		t.added = append(t.added, a)
 	}
+	// Ids index dense tables; a stray huge id would make them enormous.
+	if limit := 2*int32(len(t.vocab)+len(t.added)) + 1024; size > limit {
+		return nil, fmt.Errorf("ids run up to %d for %d tokens: the id range is too sparse", size-1, len(t.vocab)+len(t.added))
+	}
 	t.tokens = make([]string, size)
 	t.kind = make([]tokenKind, size)
 	for tok, id := range t.vocab {
