@@ -15,7 +15,7 @@ import (
 	"gorstar/usererr"
 )
 
-//go:embed templates/*.tmpl
+//go:embed templates/*.tmpl templates/*.jinja
 var builtinTemplates embed.FS
 
 // DefaultTemplate is the template used when none is named.
@@ -52,7 +52,9 @@ func TemplateNames() []string {
 	entries, _ := builtinTemplates.ReadDir("templates")
 	var names []string
 	for _, e := range entries {
-		names = append(names, strings.TrimSuffix(e.Name(), ".tmpl"))
+		if name, ok := strings.CutSuffix(e.Name(), ".tmpl"); ok {
+			names = append(names, name)
+		}
 	}
 	sort.Strings(names)
 	return names
