@@ -60,13 +60,14 @@ func modelCommand() *cli.Command {
 					&cli.IntFlag{Name: "batch", Usage: "sequences per step (default 16 on tiny, 8 otherwise)"},
 					&cli.IntFlag{Name: "seq", Usage: "tokens per sequence (default 256 on tiny, 512 otherwise)"},
 					&cli.IntFlag{Name: "steps", Value: 3, Usage: "timed steps (after one warm-up step)"},
-					&cli.IntFlag{Name: "recompute", Usage: "recompute the activations of the first `N` layers in backward"},
+					&cli.IntFlag{Name: "recompute", Usage: "recompute the activations of the first `N` layers in backward (default model.recompute_layers)"},
 					&cli.BoolFlag{Name: "compare-torch", Usage: "also run bench/qwen3_torch.py train-bench on the same shapes and threads"},
 					&cli.StringFlag{Name: "torch-script", Value: filepath.Join("bench", "qwen3_torch.py"), Usage: "the PyTorch reference `SCRIPT`"},
 					&cli.StringFlag{Name: "python", Value: "/usr/bin/python3", Usage: "Python interpreter with torch for --compare-torch"},
 				},
 				Action: modelBench,
 			},
+			modelTokenizeCommand(),
 		},
 	}
 }
@@ -165,6 +166,7 @@ func modelLogprobs(c *cli.Context) error {
 		return err
 	}
 	defer m.Close()
+	m.LossChunkTokens = o.Config.Model.LossChunkTokens
 	r, err := m.Forward(&model.Batch{B: 1, L: len(ids), IDs: ids})
 	if err != nil {
 		return err
@@ -224,7 +226,10 @@ func modelBench(c *cli.Context) error {
 	if batch < 1 || seq < 2 || c.Int("steps") < 1 {
 		return usererr.New("model bench: want --batch ≥ 1, --seq ≥ 2, --steps ≥ 1")
 	}
-	m.Recompute = c.Int("recompute")
+	m.Recompute, m.LossChunkTokens = o.Config.Model.RecomputeLayers, o.Config.Model.LossChunkTokens
+	if c.IsSet("recompute") {
+		m.Recompute = c.Int("recompute")
+	}
 	threads := kernels.Threads()
 	res, err := model.BenchmarkTrain(c.Context, m, batch, seq, c.Int("steps"), uint64(o.Seed))
 	if err != nil {
