@@ -111,3 +111,32 @@ func TestBadBatch(t *testing.T) {
 		t.Error("Backward without Forward: no error")
 	}
 }
+
+// With a fixed thread count the CPU path is deterministic: the same step twice, on the same model
+// and on a fresh one, gives the same bits.
+func TestDeterministic(t *testing.T) {
+	c := microConfig("qwen3", true)
+	b := randomBatch(c, 2, 9, 3)
+	var first []float32
+	var firstLP []float32
+	for run := 0; run < 2; run++ {
+		m, err := New(c, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rep := 0; rep < 2; rep++ {
+			m.ZeroGrads()
+			r, err := m.ForwardBackward(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := gradsOf(t, m)
+			if first == nil {
+				first, firstLP = g, r.LogProbs
+			} else if !slices.Equal(g, first) || !slices.Equal(r.LogProbs, firstLP) {
+				t.Fatalf("run %d repetition %d: results differ", run, rep)
+			}
+		}
+		m.Close()
+	}
+}
