@@ -36,6 +36,7 @@ func newApp() *cli.App {
 			modelCommand(),
 			execCommand(),
 			rewardCommand(),
+			dataCommand(),
 		},
 	}
 	cli.VersionPrinter = func(c *cli.Context) {

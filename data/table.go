@@ -119,3 +119,18 @@ func Export(ctx context.Context, in, out string, bar *progress.Bar) (int, error)
 	}
 	return 0, notATable(in, cols)
 }
+
+// RowCount is the number of rows of a Parquet table read from its footer, or -1 when that is not
+// known without reading the file (JSONL) or the file cannot be opened (the command that reads it
+// will report why).
+func RowCount(path string) int64 {
+	if f, err := sniffFormat(path); err != nil || f != formatParquet {
+		return -1
+	}
+	f, err := openParquet(path)
+	if err != nil {
+		return -1
+	}
+	defer f.close()
+	return f.numRows()
+}
