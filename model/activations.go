@@ -23,10 +23,13 @@ type gradScratch struct {
 	dGate, dUp, dSwig kernels.Buf // [T,I]
 }
 
-// activations are the buffers of one batch shape (B sequences of L tokens), allocated once.
+// activations are the buffers of a batch of up to capT tokens, allocated once and reused for every
+// batch that fits (kernels accept buffers longer than the sizes passed).
 type activations struct {
-	B, L, T int
-	chunk   int // tokens per lm_head/cross-entropy chunk
+	B, L, T   int // the current batch
+	capT      int // tokens the buffers hold
+	recompute int // m.Recompute when allocated
+	chunk     int // tokens per lm_head/cross-entropy chunk
 
 	ids, targets, pos kernels.Buf // int32 [T]
 	weights, logprob  kernels.Buf // [T], indexed by the predicting position
@@ -69,20 +72,18 @@ func (m *Model) freeActivations() {
 	}
 }
 
-// activationsFor returns the buffers for a B×L batch, reusing the current ones when the shape matches.
+// activationsFor returns the buffers for a B×L batch, reusing the current ones when the batch
+// fits in them.
 func (m *Model) activationsFor(B, L int) *activations {
-	if a := m.act; a != nil && a.B == B && a.L == L {
+	T := B * L
+	if a := m.act; a != nil && T <= a.capT && a.recompute == m.Recompute && a.chunk == m.chunkTokens(a.capT) {
+		a.B, a.L, a.T, a.haveBatch = B, L, T, false
 		return a
 	}
 	m.freeActivations()
 	c := m.Config
-	T, C, I, Q, KV, V := B*L, c.HiddenSize, c.IntermediateSize, c.QDim(), c.KVDim(), c.VocabSize
-	a := &activations{B: B, L: L, T: T}
-	a.chunk = m.LossChunkTokens
-	if a.chunk <= 0 {
-		a.chunk = max(1, (16<<20)/V)
-	}
-	a.chunk = min(a.chunk, T)
+	C, I, Q, KV, V := c.HiddenSize, c.IntermediateSize, c.QDim(), c.KVDim(), c.VocabSize
+	a := &activations{B: B, L: L, T: T, capT: T, recompute: m.Recompute, chunk: m.chunkTokens(T)}
 	a.ids, a.targets, a.pos = a.allocI32(T), a.allocI32(T), a.allocI32(T)
 	a.weights, a.logprob = a.alloc(T), a.alloc(T)
 	for i := 0; i <= c.NumHiddenLayers; i++ {
@@ -92,7 +93,7 @@ func (m *Model) activationsFor(B, L int) *activations {
 		l := &layerActs{
 			ln1: a.alloc(T * C), rstd1: a.alloc(T),
 			q: a.alloc(T * Q), k: a.alloc(T * KV), v: a.alloc(T * KV),
-			att: a.alloc(T * Q), lse: a.alloc(B * c.NumAttentionHeads * L),
+			att: a.alloc(T * Q), lse: a.alloc(T * c.NumAttentionHeads),
 			mid: a.alloc(T * C), ln2: a.alloc(T * C), rstd2: a.alloc(T),
 			gate: a.alloc(T * I), up: a.alloc(T * I), swiglu: a.alloc(T * I),
 		}
@@ -119,13 +120,22 @@ func (m *Model) activationsFor(B, L int) *activations {
 	return a
 }
 
+// chunkTokens is the lm_head chunk for buffers of capT tokens.
+func (m *Model) chunkTokens(capT int) int {
+	n := m.LossChunkTokens
+	if n <= 0 {
+		n = max(1, (16<<20)/m.Config.VocabSize)
+	}
+	return min(n, capT)
+}
+
 // gradScratch allocates the backward buffers on first use (inference never needs them).
 func (m *Model) gradScratchFor(a *activations) *gradScratch {
 	if !a.grad.dResid.IsNil() {
 		return &a.grad
 	}
 	c := m.Config
-	T, C, I, Q, KV := a.T, c.HiddenSize, c.IntermediateSize, c.QDim(), c.KVDim()
+	T, C, I, Q, KV := a.capT, c.HiddenSize, c.IntermediateSize, c.QDim(), c.KVDim()
 	a.dLNF = a.alloc(T * C)
 	g := &a.grad
 	g.dResid, g.dLN = a.alloc(T*C), a.alloc(T*C)

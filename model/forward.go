@@ -50,14 +50,14 @@ func (m *Model) checkBatch(b *Batch) error {
 // Internally position t predicts token t+1, so weights and log-probabilities shift by one.
 func (a *activations) load(b *Batch) {
 	T, L := a.T, a.L
-	if a.hostT == nil {
-		a.hostT, a.hostW, a.hostLP = make([]int32, T), make([]float32, T), make([]float32, T)
+	if len(a.hostT) < a.capT {
+		a.hostT, a.hostW, a.hostLP = make([]int32, a.capT), make([]float32, a.capT), make([]float32, a.capT)
 	}
 	a.ids.CopyFromI32(b.IDs)
 	for t := 0; t < T; t++ {
 		a.hostT[t] = int32(t % L)
 	}
-	a.pos.CopyFromI32(a.hostT)
+	a.pos.CopyFromI32(a.hostT[:T])
 	for t := 0; t < T; t++ {
 		if t%L == L-1 {
 			a.hostT[t], a.hostW[t] = -1, 0
@@ -70,8 +70,8 @@ func (a *activations) load(b *Batch) {
 			a.hostW[t] = b.Weights[t+1]
 		}
 	}
-	a.targets.CopyFromI32(a.hostT)
-	a.weights.CopyFrom(a.hostW)
+	a.targets.CopyFromI32(a.hostT[:T])
+	a.weights.CopyFrom(a.hostW[:T])
 	a.haveBatch = true
 }
 
@@ -84,11 +84,11 @@ func (a *activations) setWeights(w []float32) {
 			a.hostW[t] = w[t+1]
 		}
 	}
-	a.weights.CopyFrom(a.hostW)
+	a.weights.CopyFrom(a.hostW[:T])
 }
 
 func (a *activations) result(loss float64) *Result {
-	a.logprob.CopyTo(a.hostLP)
+	a.logprob.CopyTo(a.hostLP[:a.T])
 	lp := make([]float32, a.T)
 	for t := 0; t < a.T; t++ {
 		if t%a.L != a.L-1 {

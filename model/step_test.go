@@ -140,3 +140,30 @@ func TestDeterministic(t *testing.T) {
 		m.Close()
 	}
 }
+
+// Buffers sized for a larger batch are reused for smaller ones without changing any result.
+func TestShapeChangesReuseBuffers(t *testing.T) {
+	c := microConfig("qwen2", false)
+	reused, _ := New(c, 6)
+	defer reused.Close()
+	reused.LossChunkTokens = 4
+	for i, shape := range [][2]int{{3, 7}, {2, 5}, {1, 9}, {4, 6}, {3, 2}} {
+		b := randomBatch(c, shape[0], shape[1], uint64(i))
+		fresh, _ := New(c, 6)
+		fresh.LossChunkTokens = 4
+		fresh.ZeroGrads()
+		want, err := fresh.ForwardBackward(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reused.ZeroGrads()
+		got, err := reused.ForwardBackward(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.LogProbs, want.LogProbs) || !slices.Equal(gradsOf(t, reused), gradsOf(t, fresh)) {
+			t.Errorf("batch %d×%d: reused buffers give different results", shape[0], shape[1])
+		}
+		fresh.Close()
+	}
+}
