@@ -9,12 +9,94 @@
 #ifndef GORSTAR_CPU_H
 #define GORSTAR_CPU_H
 
+#include <string.h>
+
 #include "gorstar_kernels.h"
 
+/* No code here reads floating-point exception flags, and without this GCC will not turn the
+ * selects in gk_expf and the lane reductions into vector code (cgo rejects the command-line flag). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+
 void gk_set_error(const char *msg);
+
+/* gk_sgemm on the calling thread only, for small products inside other kernels' parallel loops. */
+void gk_sgemm_serial(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+                     const float *B, int ldb, float beta, float *C, int ldc);
 
 /* A work split that depends only on n and the chunk size, never on the thread count, so sums that
  * combine per-chunk partials in chunk order give the same bits for any number of threads. */
 #define GK_CHUNK 4096
+
+/* Functions marked GK_VECTORIZED are compiled for AVX-512, AVX2+FMA and baseline x86-64, and the
+ * loader picks one for this CPU. They must not contain OpenMP regions (those are outlined into
+ * functions that are not cloned): parallel loops call them instead. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define GK_VECTORIZED __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define GK_VECTORIZED
+#endif
+
+/* Sum, max and dot product over n floats in 8 fixed lanes, so they vectorize without -ffast-math
+ * and still add in one fixed order. */
+static inline float gk_sum(const float *x, int n) {
+    float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++) lane[l] += x[i + l];
+    for (; i < n; i++) lane[i & 7] += x[i];
+    return ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
+}
+
+static inline float gk_max(const float *x, int n, float init) {
+    float lane[8] = {init, init, init, init, init, init, init, init};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++) lane[l] = x[i + l] > lane[l] ? x[i + l] : lane[l];
+    for (; i < n; i++) lane[i & 7] = x[i] > lane[i & 7] ? x[i] : lane[i & 7];
+    float m = lane[0];
+    for (int l = 1; l < 8; l++) m = lane[l] > m ? lane[l] : m;
+    return m;
+}
+
+static inline float gk_dot(const float *a, const float *b, int n) {
+    float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++) lane[l] += a[i + l] * b[i + l];
+    for (; i < n; i++) lane[i & 7] += a[i] * b[i];
+    return ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
+}
+
+/* exp(x) for float with relative error below 2e-7, as branch-free arithmetic so loops of it
+ * vectorize (glibc's expf does not without -ffast-math): x = n ln2 + r, |r| <= ln2/2, e^r by a
+ * degree-7 polynomial (Cephes' expf coefficients), 2^n through the exponent bits. Below -87 it
+ * returns exactly 0, so masked scores contribute nothing. */
+static inline float gk_expf(float x) {
+    const float hi = 88.0f, lo = -87.0f;
+    float xc = x > hi ? hi : (x < lo ? lo : x);
+    const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+    float t = xc * 1.44269504088896341f + shifter;
+    float n = t - shifter;
+    int32_t ti, si;
+    memcpy(&ti, &t, 4);
+    float sh = shifter;
+    memcpy(&si, &sh, 4);
+    int32_t ni = ti - si;
+    float r = xc - n * 0.693359375f - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    int32_t bits = (ni + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, 4);
+    float y = p * scale;
+    return x < lo ? 0.0f : y;
+}
 
 #endif

@@ -93,6 +93,47 @@ func TestAttention(t *testing.T) {
 	}
 }
 
+// Many tiles in both directions, Lq < Lk and a ragged last tile, against the analytic float64
+// gradient (itself checked against finite differences in TestAttentionReferenceBackward).
+func TestAttentionTiles(t *testing.T) {
+	for _, L := range [][2]int{{70, 133}, {100, 100}} {
+		B, Lq, Lk, nh, nkv, hd := 2, L[0], L[1], 4, 2, 16
+		r := rand.New(rand.NewPCG(23, uint64(Lq)))
+		scale := 1 / math.Sqrt(float64(hd))
+		nq, nk := B*Lq*nh*hd, B*Lk*nkv*hd
+		q, k, v := rounded(randn(r, nq, 1)), rounded(randn(r, nk, 1)), rounded(randn(r, nk, 1))
+		dy := rounded(randn(r, nq, 1))
+		out, lse := zeros(t, nq), zeros(t, B*nh*Lq)
+		qb, kb, vb := buf(t, q), buf(t, k), buf(t, v)
+		AttentionForward(out, lse, qb, kb, vb, B, Lq, Lk, nh, nkv, hd, float32(scale))
+		wantOut, wantLse := refAttention(q, k, v, B, Lq, Lk, nh, nkv, hd, scale)
+		closeTo(t, "out", read(out), wantOut, 1e-5, 1e-4)
+		closeTo(t, "lse", read(lse), wantLse, 1e-5, 1e-5)
+		gq, gk, gv := refAttentionBackward(dy, q, k, v, B, Lq, Lk, nh, nkv, hd, scale)
+		for _, l := range []Buf{lse, {}} {
+			dq, dk, dv := zeros(t, nq), zeros(t, nk), zeros(t, nk)
+			AttentionBackward(dq, dk, dv, buf(t, dy), qb, kb, vb, out, l, B, Lq, Lk, nh, nkv, hd, float32(scale))
+			closeTo(t, "dq", read(dq), gq, 1e-4, 1e-3)
+			closeTo(t, "dk", read(dk), gk, 1e-4, 1e-3)
+			closeTo(t, "dv", read(dv), gv, 1e-4, 1e-3)
+		}
+	}
+}
+
+func TestAttentionReferenceBackward(t *testing.T) {
+	B, Lq, Lk, nh, nkv, hd := 1, 3, 5, 2, 1, 4
+	r := rand.New(rand.NewPCG(25, 26))
+	q, k, v, dy := randn(r, B*Lq*nh*hd, 1), randn(r, B*Lk*nkv*hd, 1), randn(r, B*Lk*nkv*hd, 1), randn(r, B*Lq*nh*hd, 1)
+	loss := func(q, k, v []float64) float64 {
+		o, _ := refAttention(q, k, v, B, Lq, Lk, nh, nkv, hd, 0.5)
+		return dotAll(dy, o)
+	}
+	gq, gk, gv := refAttentionBackward(dy, q, k, v, B, Lq, Lk, nh, nkv, hd, 0.5)
+	closeTo(t, "dq", gq, numericGrad(func(x []float64) float64 { return loss(x, k, v) }, q), 1e-7, 1e-6)
+	closeTo(t, "dk", gk, numericGrad(func(x []float64) float64 { return loss(q, x, v) }, k), 1e-7, 1e-6)
+	closeTo(t, "dv", gv, numericGrad(func(x []float64) float64 { return loss(q, k, x) }, v), 1e-7, 1e-6)
+}
+
 func TestSwiGLU(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	n := 50

@@ -53,10 +53,11 @@ const char *gk_sgemm_kernel_name(void) {
     return active->name;
 }
 
-/* A per-OS-thread packing buffer, kept between calls (libgomp reuses its worker threads). */
+/* A per-OS-thread packing buffer, kept between calls (libgomp reuses its worker threads). Slots 0
+ * and 1 serve gk_sgemm, 2 and 3 gk_sgemm_serial (called inside other kernels' parallel regions). */
 static float *scratch(int which, size_t floats) {
-    static __thread float *buf[2];
-    static __thread size_t cap[2];
+    static __thread float *buf[4];
+    static __thread size_t cap[4];
     if (cap[which] < floats) {
         free(buf[which]);
         buf[which] = NULL;
@@ -194,6 +195,27 @@ void gk_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
         const int n0 = un * ncu, n1 = n0 + ncu < N ? n0 + ncu : N;
         sgemm_unit(uk, trans_a, trans_b, K, alpha, A, lda, B, ldb, beta, C, ldc, m0, m1, n0, n1, apack, bpack);
     }
+}
+
+void gk_sgemm_serial(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+                     const float *B, int ldb, float beta, float *C, int ldc) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0 || alpha == 0) {
+        scale_c(M, N, beta, C, ldc);
+        return;
+    }
+    gk_sgemm_select_kernel();
+    const gk_microkernel *uk = active;
+    const int MR = uk->mr, NR = uk->nr, MC = MR * GK_MC_PANELS_FOR(MR);
+    const int kcmax = K < KC ? K : KC, ncu = N < NC_UNIT ? N : NC_UNIT;
+    float *apack = scratch(2, (size_t)MC * kcmax), *bpack = scratch(3, (size_t)kcmax * ((ncu + NR - 1) / NR * NR));
+    if (!apack || !bpack) {
+        gk_set_error("sgemm: out of memory for packing");
+        return;
+    }
+    for (int n0 = 0; n0 < N; n0 += ncu)
+        sgemm_unit(uk, trans_a, trans_b, K, alpha, A, lda, B, ldb, beta, C, ldc, 0, M, n0, n0 + ncu < N ? n0 + ncu : N,
+                   apack, bpack);
 }
 
 void gk_linear_forward(float *y, const float *x, const float *W, const float *b, int T, int in, int out) {

@@ -241,3 +241,52 @@ func refXent(logits []float64, target []int32, weight []float64, T, V int) (floa
 	}
 	return loss, lp
 }
+
+// refAttentionBackward is the analytic gradient of sum(dout * attention(q, k, v)) in float64.
+func refAttentionBackward(dout, q, k, v []float64, B, Lq, Lk, nh, nkv, hd int, scale float64) (dq, dk, dv []float64) {
+	dq, dk, dv = make([]float64, len(q)), make([]float64, len(k)), make([]float64, len(v))
+	group := nh / nkv
+	for b := 0; b < B; b++ {
+		for h := 0; h < nh; h++ {
+			g := h / group
+			for i := 0; i < Lq; i++ {
+				qo := ((b*Lq+i)*nh + h) * hd
+				last := Lk - Lq + i
+				p := make([]float64, last+1)
+				mx := math.Inf(-1)
+				for j := range p {
+					ko := ((b*Lk+j)*nkv + g) * hd
+					for d := 0; d < hd; d++ {
+						p[j] += q[qo+d] * k[ko+d] * scale
+					}
+					mx = math.Max(mx, p[j])
+				}
+				z := 0.0
+				for j := range p {
+					p[j] = math.Exp(p[j] - mx)
+					z += p[j]
+				}
+				dp := make([]float64, len(p))
+				sum := 0.0 // sum_j p_j dp_j
+				for j := range p {
+					p[j] /= z
+					ko := ((b*Lk+j)*nkv + g) * hd
+					for d := 0; d < hd; d++ {
+						dp[j] += dout[qo+d] * v[ko+d]
+						dv[ko+d] += p[j] * dout[qo+d]
+					}
+					sum += p[j] * dp[j]
+				}
+				for j := range p {
+					ds := p[j] * (dp[j] - sum) * scale
+					ko := ((b*Lk+j)*nkv + g) * hd
+					for d := 0; d < hd; d++ {
+						dq[qo+d] += ds * k[ko+d]
+						dk[ko+d] += ds * q[qo+d]
+					}
+				}
+			}
+		}
+	}
+	return dq, dk, dv
+}
