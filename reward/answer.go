@@ -37,7 +37,7 @@ func parseAnswer(raw string) *answer {
 		return &answer{kind: "text", text: textKey(s)}
 	}
 	if s == `\varnothing` || s == `\{\}` || s == "{}" {
-		return &answer{kind: "set", open: "{", close: "}"}
+		return &answer{kind: "set", open: "{", close: "}", items: []*answer{}}
 	}
 	if isTextual(s) || choiceRE.MatchString(s) {
 		return &answer{kind: "text", text: textKey(s)}
@@ -126,7 +126,7 @@ func parseTokens(toks []token, depth int) *answer {
 		set := open == `\{` || open == "{"
 		if set {
 			if len(inner) == 0 {
-				return &answer{kind: "set", open: "{", close: "}"}
+				return &answer{kind: "set", open: "{", close: "}", items: []*answer{}}
 			}
 			if len(pieces) > 1 || open == `\{` {
 				return listAnswer(pieces, "set", "{", "}", false, depth)

@@ -63,3 +63,26 @@ func TestAdversarialInputsAreBounded(t *testing.T) {
 	}
 	t.Logf("slowest adversarial input (4 calls): %v for %q", slowest, which)
 }
+
+func TestBoundsAreReported(t *testing.T) {
+	for _, tc := range []struct{ expr, why string }{
+		{"2^{100000000}", "power past the coefficient bits"},
+		{strings.Repeat("2^{10000}*", 100) + "1", "product of big constants"},
+		{"10000000!", "factorial past the cap"},
+		{`\binom{10^{9}}{5*10^{8}}`, "binomial past the cap"},
+		{"(x+y+z+w)^{200}", "expansion past the term cap"},
+		{strings.Repeat("(", 500) + "1" + strings.Repeat(")", 500), "nesting past the depth cap"},
+	} {
+		toks, err := lex(normalize(tc.expr))
+		if err != nil {
+			t.Fatalf("lex %q: %v", tc.expr, err)
+		}
+		n, err := parseExpr(toks)
+		if err == nil {
+			_, err = (&evaluator{bud: newBudget(exactOps)}).eval(n)
+		}
+		if !isTooBig(err) {
+			t.Errorf("%s: %.40q gave %v, want a too-big error", tc.why, tc.expr, err)
+		}
+	}
+}

@@ -72,7 +72,7 @@ func (c *comparer) equal(a, b *answer) (bool, string) {
 			return false, "different brackets " + a.open + a.close + " vs " + b.open + b.close
 		}
 		return c.ordered(a.items, b.items, b.kind+"s")
-	case a.items != nil || b.items != nil:
+	case a.items != nil || b.items != nil || a.expr == nil || b.expr == nil:
 		return false, "list against single value"
 	}
 	return c.scalar(a.expr, b.expr)
@@ -207,8 +207,11 @@ func difference(ev *evaluator, a, b *node) (zero, rational bool, err error) {
 	if err != nil {
 		return false, false, err
 	}
-	_, ra := va.rational()
-	_, rb := vb.rational()
+	qa, ra := va.rational()
+	qb, rb := vb.rational()
+	if ra && rb {
+		return qa.Cmp(qb) == 0, true, nil
+	}
 	l, err := va.num.mul(vb.den, ev.bud)
 	if err != nil {
 		return false, false, err

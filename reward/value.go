@@ -26,10 +26,16 @@ func makeValue(num, den poly) (value, error) {
 		return value{}, fmt.Errorf("division by zero")
 	}
 	if c, ok := den.constant(); ok {
-		return value{num.scale(new(big.Rat).Inv(c)), constPoly(big.NewRat(1, 1))}, nil
+		if c.Cmp(ratOne) == 0 {
+			return value{num, den}, nil
+		}
+		return value{num.scale(new(big.Rat).Inv(c)), constPoly(ratOne)}, nil
 	}
 	return value{num, den}, nil
 }
+
+// ratOne is read-only: constPoly copies it.
+var ratOne = big.NewRat(1, 1)
 
 // key is a canonical-ish text of the value, used to name opaque atoms such as sin(key).
 func (v value) key() string {
@@ -123,6 +129,15 @@ func (ev *evaluator) eval(n *node) (value, error) {
 }
 
 func (ev *evaluator) add(a, b value) (value, error) {
+	if x, ok := a.rational(); ok {
+		if y, ok := b.rational(); ok {
+			r := new(big.Rat).Add(x, y)
+			if err := checkBits(r); err != nil {
+				return value{}, err
+			}
+			return constValue(r), nil
+		}
+	}
 	if a.den.String() == b.den.String() {
 		return makeValue(a.num.add(b.num, 1), a.den)
 	}
@@ -142,6 +157,15 @@ func (ev *evaluator) add(a, b value) (value, error) {
 }
 
 func (ev *evaluator) mul(a, b value) (value, error) {
+	if x, ok := a.rational(); ok {
+		if y, ok := b.rational(); ok {
+			r := new(big.Rat).Mul(x, y)
+			if err := checkBits(r); err != nil {
+				return value{}, err
+			}
+			return constValue(r), nil
+		}
+	}
 	nn, err := a.num.mul(b.num, ev.bud)
 	if err != nil {
 		return value{}, err
