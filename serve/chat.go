@@ -1,0 +1,198 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"gorstar/chat"
+)
+
+type chatRequest struct {
+	commonRequest
+	Messages            []openAIMessage   `json:"messages"`
+	Tools               []json.RawMessage `json:"tools"`
+	MaxCompletionTokens *int              `json:"max_completion_tokens"`
+	Logprobs            bool              `json:"logprobs"`
+}
+
+// openAIMessage is a chat message as OpenAI clients send it.
+type openAIMessage struct {
+	Role       string           `json:"role"`
+	Content    json.RawMessage  `json:"content"` // a string, null, or a list of {"type": "text", "text": …}
+	Name       string           `json:"name"`
+	ToolCalls  []openAIToolCall `json:"tool_calls"`
+	ToolCallID string           `json:"tool_call_id"`
+}
+
+type openAIToolCall struct {
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"` // a string holding JSON (OpenAI) or an object
+	} `json:"function"`
+}
+
+func contentText(raw json.RawMessage, i int) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return "", badRequest(fmt.Sprintf("messages[%d].content", i), "messages[%d].content must be a string or a list of text parts", i)
+	}
+	var b strings.Builder
+	for j, p := range parts {
+		if p.Type != "text" {
+			return "", badRequest(fmt.Sprintf("messages[%d].content", i), "messages[%d].content[%d]: only text parts are supported, got %q", i, j, p.Type)
+		}
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}
+
+func (m openAIMessage) toChat(i int) (chat.Message, error) {
+	text, err := contentText(m.Content, i)
+	if err != nil {
+		return chat.Message{}, err
+	}
+	out := chat.Message{Role: m.Role, Content: text, Name: m.Name}
+	for j, c := range m.ToolCalls {
+		args := bytes.TrimSpace(c.Function.Arguments)
+		var s string
+		if json.Unmarshal(args, &s) == nil {
+			args = []byte(s)
+		}
+		if len(bytes.TrimSpace(args)) == 0 {
+			args = []byte("{}")
+		}
+		if !json.Valid(args) {
+			return out, badRequest(fmt.Sprintf("messages[%d].tool_calls[%d].function.arguments", i, j),
+				"messages[%d].tool_calls[%d].function.arguments is not JSON", i, j)
+		}
+		out.ToolCalls = append(out.ToolCalls, chat.ToolCall{Name: c.Function.Name, Arguments: json.RawMessage(args)})
+	}
+	return out, nil
+}
+
+// chatCompletions answers POST /v1/chat/completions.
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	var req chatRequest
+	if err := decodeBody(body, &req); err != nil {
+		return err
+	}
+	if err := s.checkModel(req.Model); err != nil {
+		return err
+	}
+	if len(req.Messages) == 0 {
+		return badRequest("messages", "messages must hold at least one message")
+	}
+	msgs := make([]chat.Message, len(req.Messages))
+	for i, m := range req.Messages {
+		if msgs[i], err = m.toChat(i); err != nil {
+			return err
+		}
+	}
+	renderer, err := chat.NewRenderer(s.tok, chat.Options{Template: s.opts.Template, Tools: req.Tools, Primer: s.opts.Primer})
+	if err != nil {
+		return badRequest("tools", "render the chat template: %v", err)
+	}
+	prompt, err := renderer.RenderPrompt(msgs)
+	if err != nil {
+		return badRequest("messages", "%v", err)
+	}
+	if req.MaxCompletionTokens != nil {
+		req.MaxTokens = req.MaxCompletionTokens
+	}
+	o := s.eng.Options()
+	er, n, err := s.engineRequest(&req.commonRequest, max(1, min(o.MaxContext, o.KVTokens)-len(prompt)))
+	if err != nil {
+		return err
+	}
+	if end := renderer.EndOfTurn(); len(end) == 1 && !containsID(er.StopTokens, end[0]) {
+		er.StopTokens = append(er.StopTokens, end[0])
+	}
+	er.Prompt = prompt
+	if req.Stream {
+		return s.streamChat(w, r, er, n, req.Logprobs)
+	}
+	outs, err := s.generate(r.Context(), er, n)
+	if err != nil {
+		return err
+	}
+	choices := make([]any, n)
+	completion := 0
+	for i, c := range outs {
+		completion += len(c.tokens)
+		msg, finish := s.assistantMessage(s.opts.Primer+s.text(c, er.StopTokens), finishReason(c.finish))
+		ch := map[string]any{"index": i, "message": msg, "logprobs": nil, "finish_reason": finish}
+		if req.Logprobs {
+			ch["logprobs"] = s.chatLogprobs(c)
+		}
+		if req.ReturnTokenIDs {
+			ch["token_ids"] = c.tokens
+		}
+		choices[i] = ch
+	}
+	resp := map[string]any{
+		"id": newID("chatcmpl-"), "object": "chat.completion", "created": time.Now().Unix(), "model": s.opts.ModelName,
+		"choices": choices, "usage": usage(len(prompt), completion),
+	}
+	if req.ReturnTokenIDs {
+		resp["prompt_token_ids"] = prompt
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// assistantMessage turns the generated text into an OpenAI message: a well-formed <tool_call>
+// becomes tool_calls (the text before it stays the content) and finish_reason "tool_calls"; a
+// malformed one stays in the content.
+func (s *Server) assistantMessage(text, finish string) (map[string]any, string) {
+	msg := map[string]any{"role": "assistant", "content": text}
+	call, found := chat.ParseToolCall(text)
+	if !found || call.Error != "" {
+		return msg, finish
+	}
+	content := strings.TrimRight(text[:call.Start], " \n")
+	if content == "" {
+		msg["content"] = nil
+	} else {
+		msg["content"] = content
+	}
+	msg["tool_calls"] = []any{map[string]any{
+		"id": newID("call_"), "type": "function",
+		"function": map[string]any{"name": call.Call.Name, "arguments": string(call.Call.Arguments)},
+	}}
+	return msg, "tool_calls"
+}
+
+func (s *Server) chatLogprobs(c choice) map[string]any {
+	content := make([]any, len(c.tokens))
+	for i, id := range c.tokens {
+		text := s.tok.Decode([]int32{id})
+		b := []byte(text)
+		ints := make([]int, len(b))
+		for j, x := range b {
+			ints[j] = int(x)
+		}
+		content[i] = map[string]any{"token": text, "logprob": c.logprobs[i], "bytes": ints, "top_logprobs": []any{}}
+	}
+	return map[string]any{"content": content}
+}

@@ -1,0 +1,131 @@
+package serve
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"gorstar/engine"
+)
+
+type completionRequest struct {
+	commonRequest
+	Prompt   json.RawMessage `json:"prompt"`
+	Logprobs *int            `json:"logprobs"`
+	Echo     bool            `json:"echo"`
+}
+
+// completions answers POST /v1/completions. A list prompt gives n choices per prompt, in order.
+func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	var req completionRequest
+	if err := decodeBody(body, &req); err != nil {
+		return err
+	}
+	if err := s.checkModel(req.Model); err != nil {
+		return err
+	}
+	if req.Echo {
+		return badRequest("echo", "echo is not supported")
+	}
+	if req.Logprobs != nil && (*req.Logprobs < 0 || *req.Logprobs > 20) {
+		return badRequest("logprobs", "logprobs must be between 0 and 20, got %d", *req.Logprobs)
+	}
+	texts, idLists, err := parsePrompt(req.Prompt)
+	if err != nil {
+		return err
+	}
+	prompts := make([][]int32, len(texts))
+	for i := range texts {
+		if idLists[i] != nil {
+			prompts[i] = idLists[i]
+		} else {
+			prompts[i] = s.tok.EncodeWithSpecials(texts[i], true)
+		}
+		if len(prompts[i]) == 0 {
+			return badRequest("prompt", "prompt %d is empty", i)
+		}
+	}
+	base, n, err := s.engineRequest(&req.commonRequest, 16)
+	if err != nil {
+		return err
+	}
+	if req.Stream {
+		if len(prompts) != 1 {
+			return badRequest("prompt", "stream takes one prompt")
+		}
+		base.Prompt = prompts[0]
+		return s.streamCompletion(w, r, base, n, req.Logprobs != nil)
+	}
+	id := newID("cmpl-")
+	var choices []any
+	promptTokens, completionTokens := 0, 0
+	for p, prompt := range prompts {
+		er := base
+		er.Prompt = prompt
+		outs, err := s.generate(r.Context(), er, n)
+		if err != nil {
+			return err
+		}
+		promptTokens += len(prompt)
+		for i, c := range outs {
+			completionTokens += len(c.tokens)
+			ch := map[string]any{"index": p*n + i, "text": s.text(c, base.StopTokens), "logprobs": nil,
+				"finish_reason": finishReason(c.finish)}
+			if req.Logprobs != nil {
+				ch["logprobs"] = s.completionLogprobs(c)
+			}
+			if req.ReturnTokenIDs {
+				ch["token_ids"] = c.tokens
+				ch["prompt_token_ids"] = prompt
+			}
+			choices = append(choices, ch)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": id, "object": "text_completion", "created": time.Now().Unix(), "model": s.opts.ModelName,
+		"choices": choices, "usage": usage(promptTokens, completionTokens),
+	})
+	return nil
+}
+
+// engineRequest builds the engine request (without prompt) and n from the shared fields.
+func (s *Server) engineRequest(req *commonRequest, defaultMax int) (engine.Request, int, error) {
+	samp, n, err := req.sampling()
+	if err != nil {
+		return engine.Request{}, 0, err
+	}
+	stops, err := req.stops()
+	if err != nil {
+		return engine.Request{}, 0, err
+	}
+	er := engine.Request{Sampling: samp, StopStrings: stops, MaxTokens: defaultMax}
+	if req.MaxTokens != nil {
+		if *req.MaxTokens < 1 {
+			return er, 0, badRequest("max_tokens", "max_tokens must be ≥ 1, got %d", *req.MaxTokens)
+		}
+		er.MaxTokens = *req.MaxTokens
+	}
+	if !req.IgnoreEOS {
+		er.StopTokens = append(er.StopTokens, s.eos...)
+	}
+	er.StopTokens = append(er.StopTokens, req.StopTokenIDs...)
+	return er, n, nil
+}
+
+// completionLogprobs is the legacy completions logprobs object: the text of each token and its
+// log-probability. top_logprobs is not computed (null).
+func (s *Server) completionLogprobs(c choice) map[string]any {
+	tokens := make([]string, len(c.tokens))
+	offsets := make([]int, len(c.tokens))
+	off := 0
+	for i, id := range c.tokens {
+		tokens[i] = s.tok.Decode([]int32{id})
+		offsets[i] = off
+		off += len(tokens[i])
+	}
+	return map[string]any{"tokens": tokens, "token_logprobs": c.logprobs, "top_logprobs": nil, "text_offset": offsets}
+}

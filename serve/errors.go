@@ -1,0 +1,59 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"gorstar/engine"
+)
+
+// apiError is an error with the HTTP status and OpenAI error type to report it with.
+type apiError struct {
+	status  int
+	typ     string
+	param   string
+	code    string
+	message string
+}
+
+func (e *apiError) Error() string { return e.message }
+
+func badRequest(param, format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", param: param, message: fmt.Sprintf(format, args...)}
+}
+
+// writeError sends err as an OpenAI error body. Engine errors are classified: a request it can
+// never run is the client's (400), a full queue is 429, a closed engine 503, anything else 500.
+func writeError(w http.ResponseWriter, err error) {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+	case errors.Is(err, engine.ErrRequest):
+		ae = &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", message: err.Error()}
+	case errors.Is(err, engine.ErrBusy):
+		ae = &apiError{status: http.StatusTooManyRequests, typ: "rate_limit_error", message: err.Error() + "; retry later"}
+	case errors.Is(err, engine.ErrClosed):
+		ae = &apiError{status: http.StatusServiceUnavailable, typ: "server_error", message: "the server is shutting down"}
+	default:
+		ae = &apiError{status: http.StatusInternalServerError, typ: "server_error", message: err.Error()}
+	}
+	body := map[string]any{"message": ae.message, "type": ae.typ, "param": nilIfEmpty(ae.param), "code": nilIfEmpty(ae.code)}
+	writeJSON(w, ae.status, map[string]any{"error": body})
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,204 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"gorstar/chat"
+	"gorstar/engine"
+	"gorstar/tokenizer"
+)
+
+// Options configure a Server.
+type Options struct {
+	// ModelName is the id /v1/models lists and requests must name (an empty "model" is accepted).
+	ModelName string
+	// Template renders chat messages (nil: chat's default, rstar2); Primer opens the assistant turn.
+	Template *chat.Template
+	Primer   string
+	// MaxBodyBytes bounds a request body (default 16 MiB).
+	MaxBodyBytes int64
+}
+
+// Server answers the OpenAI-compatible endpoints from an engine.
+type Server struct {
+	eng     *engine.Engine
+	tok     *tokenizer.Tokenizer
+	opts    Options
+	created int64
+	eos     []int32 // tokens that end a completion (<|endoftext|>, <|im_end|> when present)
+}
+
+// New returns a server for eng, whose model uses tok.
+func New(eng *engine.Engine, tok *tokenizer.Tokenizer, opts Options) (*Server, error) {
+	if opts.ModelName == "" {
+		return nil, errors.New("serve: the model needs a name")
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 16 << 20
+	}
+	if opts.Template == nil {
+		t, err := chat.LoadTemplate(chat.DefaultTemplate)
+		if err != nil {
+			return nil, err
+		}
+		opts.Template = t
+	}
+	s := &Server{eng: eng, tok: tok, opts: opts, created: time.Now().Unix()}
+	for _, name := range []string{"<|endoftext|>", "<|im_end|>"} {
+		if id, ok := tok.TokenToID(name); ok {
+			s.eos = append(s.eos, id)
+		}
+	}
+	return s, nil
+}
+
+// Handler routes the API.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/models", s.onlyMethod(http.MethodGet, s.models))
+	mux.HandleFunc("/v1/completions", s.onlyMethod(http.MethodPost, s.completions))
+	mux.HandleFunc("/v1/chat/completions", s.onlyMethod(http.MethodPost, s.chatCompletions))
+	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &apiError{status: http.StatusNotFound, typ: "invalid_request_error",
+			message: fmt.Sprintf("no route %s %s (try /v1/completions, /v1/chat/completions, /v1/models)", r.Method, r.URL.Path)})
+	})
+	return mux
+}
+
+func (s *Server) onlyMethod(method string, h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method {
+			w.Header().Set("Allow", method)
+			writeError(w, &apiError{status: http.StatusMethodNotAllowed, typ: "invalid_request_error",
+				message: fmt.Sprintf("%s takes %s, not %s", r.URL.Path, method, r.Method)})
+			return
+		}
+		if err := h(w, r); err != nil {
+			if r.Context().Err() != nil {
+				return // the client left; nobody reads an answer
+			}
+			writeError(w, err)
+		}
+	}
+}
+
+// readBody reads a JSON body within the size limit.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, &apiError{status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error",
+				message: fmt.Sprintf("request body over %d bytes", s.opts.MaxBodyBytes)}
+		}
+		return nil, badRequest("", "read request body: %v", err)
+	}
+	return body, nil
+}
+
+func (s *Server) checkModel(name string) error {
+	if name != "" && name != s.opts.ModelName {
+		return &apiError{status: http.StatusNotFound, typ: "invalid_request_error", param: "model", code: "model_not_found",
+			message: fmt.Sprintf("the model %q does not exist; this server serves %q", name, s.opts.ModelName)}
+	}
+	return nil
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) error {
+	o := s.eng.Options()
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{map[string]any{
+		"id": s.opts.ModelName, "object": "model", "created": s.created, "owned_by": "gorstar",
+		"max_model_len": o.MaxContext,
+	}}})
+	return nil
+}
+
+// choice is one finished generation.
+type choice struct {
+	tokens   []int32
+	logprobs []float32
+	finish   engine.FinishReason
+	stop     string // the stop string that ended it, if any
+}
+
+// generate runs n sequences of req (seeds seed, seed+1, … when a seed is given) and waits for all.
+func (s *Server) generate(ctx context.Context, req engine.Request, n int) ([]choice, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // frees every sequence if one fails
+	seqs := make([]*engine.Sequence, n)
+	for i := range seqs {
+		r := req
+		if req.Sampling.Seed != nil {
+			seed := *req.Sampling.Seed + uint64(i)
+			r.Sampling.Seed = &seed
+		}
+		seq, err := s.eng.Submit(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		seqs[i] = seq
+	}
+	out := make([]choice, n)
+	for i, seq := range seqs {
+		o, err := seq.Wait(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if o.Finish == engine.FinishCancelled {
+			return nil, ctx.Err()
+		}
+		out[i] = choice{tokens: o.Tokens, logprobs: o.LogProbs, finish: o.Finish, stop: o.Stop}
+	}
+	return out, nil
+}
+
+// text decodes a choice's tokens as the answer shows them: without control tokens, without the
+// stop token that ended it, and cut before the stop string that ended it.
+func (s *Server) text(c choice, stopTokens []int32) string {
+	ids := c.tokens
+	if c.finish == engine.FinishStop && c.stop == "" && len(ids) > 0 && containsID(stopTokens, ids[len(ids)-1]) {
+		ids = ids[:len(ids)-1]
+	}
+	text := s.tok.DecodeSkipSpecial(ids)
+	if c.stop != "" {
+		if i := strings.Index(text, c.stop); i >= 0 {
+			text = text[:i]
+		}
+	}
+	return text
+}
+
+func containsID(list []int32, id int32) bool {
+	for _, x := range list {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+func newID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+func finishReason(f engine.FinishReason) string {
+	if f == engine.FinishLength {
+		return "length"
+	}
+	return "stop"
+}
+
+func usage(prompt, completion int) map[string]int {
+	return map[string]int{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+}
