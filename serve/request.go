@@ -148,4 +148,3 @@ func asTypeError(err error, te **json.UnmarshalTypeError) bool {
 	}
 	return ok
 }
-
