@@ -219,3 +219,18 @@ func TestRenderRejectsBadMessages(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRender measures SFT data preparation: rendering and encoding a tool-using conversation.
+func BenchmarkRender(b *testing.B) {
+	r, err := NewRenderer(byteTokenizer(b), DefaultOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	conv := sampleConversation()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := r.Render(conv); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -52,3 +52,23 @@ func TestParseToolCall(t *testing.T) {
 		})
 	}
 }
+
+// ParseToolCall never panics, and its span always lies inside the text.
+func FuzzParseToolCall(f *testing.F) {
+	for _, s := range []string{"", "<tool_call>", `<tool_call>{"name":"a","arguments":{}}</tool_call>`,
+		`x<tool_call>{"name":1}</tool_call>`, `<tool_call>{"name":"a","arguments":"{\"b\":"}</tool_call>`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		call, found := ParseToolCall(text)
+		if !found {
+			return
+		}
+		if call.Start < 0 || call.End > len(text) || call.Start >= call.End {
+			t.Fatalf("span [%d, %d) in %d bytes", call.Start, call.End, len(text))
+		}
+		if (call.Error == "") == (call.Call.Name == "") {
+			t.Fatalf("call %+v", call)
+		}
+	})
+}

@@ -133,3 +133,24 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		}
 	})
 }
+
+// Encoding never panics on arbitrary bytes, and decoding gives valid UTF-8 back.
+func FuzzEncodeDecode(f *testing.F) {
+	data, _ := ByteLevelJSON(ChatSpecials)
+	tok, err := Parse(data)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{"", "hi <|im_end|>", "\xff\xfe", "  \n\n x", "😀'S"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := tok.Decode(tok.Encode(s))
+		if !utf8.ValidString(out) {
+			t.Fatalf("Decode gave invalid UTF-8 %q", out)
+		}
+		if utf8.ValidString(s) && out != norm.NFC.String(s) {
+			t.Fatalf("round trip of %q gave %q", s, out)
+		}
+	})
+}
