@@ -180,6 +180,10 @@ def normalize_config(c):
     c.setdefault("rms_norm_eps", 1e-6)
     c.setdefault("tie_word_embeddings", False)  # both Qwen configs default to untied
     c.setdefault("attention_bias", False)
+    if c.get("rope_scaling"):
+        raise ValueError(f"config.json: rope_scaling {c['rope_scaling']!r} is not supported (plain RoPE only)")
+    if c.get("use_sliding_window"):
+        raise ValueError("config.json: use_sliding_window is not supported (full attention only)")
     c["qk_norm"] = mt == "qwen3"
     c["qkv_bias"] = mt == "qwen2" or bool(c["attention_bias"])
     c["o_bias"] = mt == "qwen3" and bool(c["attention_bias"])
@@ -312,7 +316,8 @@ def attention(c, p, prefix, h, cos, sin, start, cache, layer):
     # Grouped-query attention without copying K/V: query head h uses kv head h // (H / KV).
     G = H // KV
     qg = q.reshape(B, KV, G, T, D)
-    scores = torch.matmul(qg, k.unsqueeze(2).transpose(-1, -2)) / math.sqrt(D)  # [B, KV, G, T, S]
+    qg = qg * (1.0 / math.sqrt(D))  # scale the queries, not the larger score matrix
+    scores = torch.matmul(qg, k.unsqueeze(2).transpose(-1, -2))  # [B, KV, G, T, S]
     if T > 1:
         # Query i sits at position start + i and sees keys 0 .. start + i.
         qpos = torch.arange(start, start + T)[:, None]
@@ -426,7 +431,7 @@ def cmd_train_bench(args):
     torch.manual_seed(args.seed)
     c, p, source = model_from_args(args)
     params = {k: v.clone().requires_grad_(True) for k, v in p.items()}
-    opt = torch.optim.AdamW(params.values(), lr=args.lr, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
+    opt = torch.optim.AdamW(params.values(), lr=args.lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
     g = torch.Generator().manual_seed(args.seed)
     V, B, L = c["vocab_size"], args.batch, args.seq
     batches = [torch.randint(0, V, (B, L + 1), generator=g) for _ in range(min(args.warmup + args.steps, 4))]
