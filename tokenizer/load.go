@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"gorstar/usererr"
 )
@@ -65,7 +66,7 @@ func Parse(data []byte) (*Tokenizer, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("invalid tokenizer JSON: %w", err)
 	}
-	if f.Model.Type != "BPE" && !(f.Model.Type == "" && f.Model.Vocab != nil) {
+	if f.Model.Type != "BPE" && !(f.Model.Type == "" && len(f.Model.Vocab) > 0) {
 		return nil, fmt.Errorf("model.type: only BPE is supported, got %q", f.Model.Type)
 	}
 	if f.Model.Dropout != nil && *f.Model.Dropout > 0 {
@@ -77,7 +78,29 @@ func Parse(data []byte) (*Tokenizer, error) {
 	if p := f.Model.EndOfWordSuffix; p != nil && *p != "" {
 		return nil, fmt.Errorf("model.end_of_word_suffix: not supported, got %q", *p)
 	}
-	t := &Tokenizer{vocab: f.Model.Vocab, addedByID: map[int32]AddedToken{}, addedByText: map[string]int32{}}
+	// The vocabulary and the merges are the bulk of the file (151k entries each for Qwen3).
+	var merges mergeList
+	var mergesErr error
+	var wg sync.WaitGroup
+	if len(f.Model.Merges) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mergesErr = json.Unmarshal(f.Model.Merges, &merges)
+		}()
+	}
+	var vocab map[string]int32
+	if len(f.Model.Vocab) > 0 {
+		if err := json.Unmarshal(f.Model.Vocab, &vocab); err != nil {
+			wg.Wait()
+			return nil, fmt.Errorf("model.vocab: %w", err)
+		}
+	}
+	wg.Wait()
+	if mergesErr != nil {
+		return nil, fmt.Errorf("model.merges: %w", mergesErr)
+	}
+	t := &Tokenizer{vocab: vocab, addedByID: map[int32]AddedToken{}, addedByText: map[string]int32{}}
 	if t.vocab == nil {
 		t.vocab = map[string]int32{}
 	}
@@ -119,7 +142,6 @@ func Parse(data []byte) (*Tokenizer, error) {
 	for _, a := range t.added {
 		t.special[a.ID] = a.Special
 	}
-	t.tokenBytes = t.buildByteTable()
 
 	var err error
 	if t.normalize, err = parseNormalizer(f.Normalizer); err != nil {
@@ -140,7 +162,14 @@ func Parse(data []byte) (*Tokenizer, error) {
 		}
 		unk = id
 	}
-	if t.bpe, err = newBPEModel(t.vocab, f.Model.Merges, unk, f.Model.IgnoreMerges); err != nil {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t.tokenBytes = t.buildByteTable()
+	}()
+	t.bpe, err = newBPEModel(t.vocab, merges, unk, f.Model.IgnoreMerges)
+	wg.Wait()
+	if err != nil {
 		return nil, fmt.Errorf("model.merges: %w", err)
 	}
 	return t, nil
