@@ -41,9 +41,13 @@ type activations struct {
 	grad              gradScratch
 	all               []kernels.Buf // every Alloc, for Free
 
-	hostW, hostLP []float32
-	hostT         []int32
-	haveBatch     bool
+	// Rows of nonzero loss weight, gathered for the lm_head in backward.
+	rowIdx, targetsC      kernels.Buf // int32 [capT]
+	weightsC, logprobC    kernels.Buf // [capT]
+	lnfC, dLNFC           kernels.Buf // [capT,C]
+	hostW, hostLP         []float32
+	hostTargets, hostRows []int32
+	haveBatch             bool
 }
 
 func (a *activations) alloc(n int) kernels.Buf {

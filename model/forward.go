@@ -23,6 +23,7 @@ type Batch struct {
 // Result is what a forward pass returns.
 type Result struct {
 	// LogProbs[b*L+i] = log p(token i | tokens < i) of row b for i ≥ 1, and 0 for i = 0.
+	// ForwardBackward computes them only for tokens of nonzero weight (0 elsewhere).
 	LogProbs []float32
 	Loss     float64 // −Σ Weights·LogProbs
 }
@@ -50,27 +51,27 @@ func (m *Model) checkBatch(b *Batch) error {
 // Internally position t predicts token t+1, so weights and log-probabilities shift by one.
 func (a *activations) load(b *Batch) {
 	T, L := a.T, a.L
-	if len(a.hostT) < a.capT {
-		a.hostT, a.hostW, a.hostLP = make([]int32, a.capT), make([]float32, a.capT), make([]float32, a.capT)
+	if len(a.hostTargets) < a.capT {
+		a.hostTargets, a.hostW, a.hostLP = make([]int32, a.capT), make([]float32, a.capT), make([]float32, a.capT)
 	}
 	a.ids.CopyFromI32(b.IDs)
 	for t := 0; t < T; t++ {
-		a.hostT[t] = int32(t % L)
+		a.hostTargets[t] = int32(t % L)
 	}
-	a.pos.CopyFromI32(a.hostT[:T])
+	a.pos.CopyFromI32(a.hostTargets[:T])
 	for t := 0; t < T; t++ {
 		if t%L == L-1 {
-			a.hostT[t], a.hostW[t] = -1, 0
+			a.hostTargets[t], a.hostW[t] = -1, 0
 			continue
 		}
-		a.hostT[t] = b.IDs[t+1]
+		a.hostTargets[t] = b.IDs[t+1]
 		if b.Weights == nil {
 			a.hostW[t] = 1
 		} else {
 			a.hostW[t] = b.Weights[t+1]
 		}
 	}
-	a.targets.CopyFromI32(a.hostT[:T])
+	a.targets.CopyFromI32(a.hostTargets[:T])
 	a.weights.CopyFrom(a.hostW[:T])
 	a.haveBatch = true
 }
@@ -88,7 +89,6 @@ func (a *activations) setWeights(w []float32) {
 }
 
 func (a *activations) result(loss float64) *Result {
-	a.logprob.CopyTo(a.hostLP[:a.T])
 	lp := make([]float32, a.T)
 	for t := 0; t < a.T; t++ {
 		if t%a.L != a.L-1 {
@@ -196,34 +196,6 @@ func (m *Model) layerForward(i int, a *activations) {
 	kernels.SwiGLUForward(l.swiglu, l.gate, l.up, T*I)
 	kernels.LinearForward(out, l.swiglu, w.down, kernels.Buf{}, T, I, C)
 	kernels.Add(out, l.mid, T*C)
-}
-
-// lossHead runs lm_head and the cross-entropy chunk by chunk over the final-norm output. With grad
-// it also writes dLNF (the gradient of the final-norm output) and adds the lm_head gradient.
-func (m *Model) lossHead(a *activations, grad bool) float64 {
-	c := m.Config
-	T, C, V := a.T, c.HiddenSize, c.VocabSize
-	if grad {
-		m.gradScratchFor(a)
-	}
-	var loss float64
-	for t0 := 0; t0 < T; t0 += a.chunk {
-		n := min(a.chunk, T-t0)
-		logits, x := a.logits.Slice(0, n*V), a.lnf.Slice(t0*C, n*C)
-		kernels.LinearForward(logits, x, m.w.lmHead, kernels.Buf{}, n, C, V)
-		var dLogits kernels.Buf
-		if grad {
-			dLogits = logits
-		}
-		loss += kernels.SoftmaxXent(a.logprob.Slice(t0, n), dLogits, logits, a.targets.Slice(t0, n),
-			a.weights.Slice(t0, n), n, V)
-		if grad {
-			// dx = dlogits·W written (beta 0), so dLNF needs no zeroing; dW added.
-			matmulInto(a.dLNF.Slice(t0*C, n*C), logits, m.w.lmHead, n, C, V, 0)
-			kernels.LinearBackward(kernels.Buf{}, m.g.lmHead, kernels.Buf{}, logits, x, m.w.lmHead, n, C, V)
-		}
-	}
-	return loss
 }
 
 // matmulInto sets dx[T,in] = dy[T,out]·W[out,in] + beta·dx: the input gradient of a linear layer,

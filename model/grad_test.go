@@ -48,6 +48,9 @@ func randomBatch(c Config, B, L int, seed uint64) *Batch {
 	for i := range b.IDs {
 		b.IDs[i] = int32(rng.IntN(c.VocabSize))
 		b.Weights[i] = float32(rng.Float64()*2 - 0.5) // negative weights too, as an RL loss has
+		if rng.IntN(4) == 0 {
+			b.Weights[i] = 0 // masked, as prompt tokens and padding are
+		}
 	}
 	return b
 }

@@ -6,6 +6,15 @@ import (
 	"testing"
 )
 
+func equalWhereWeighted(a, b, w []float32) bool {
+	for i := range a {
+		if w[i] != 0 && a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
 func gradsOf(t *testing.T, m *Model) []float32 {
 	t.Helper()
 	g := make([]float32, m.Grads.Size)
@@ -48,8 +57,16 @@ func TestTwoPassAndRecomputeMatchOnePass(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("two-pass %v, recompute %d: gradients differ from the one-pass run", v.twoPass, v.recompute)
 		}
-		if !slices.Equal(r.LogProbs, r1.LogProbs) {
+		if !equalWhereWeighted(r.LogProbs, r1.LogProbs, b.Weights) {
 			t.Errorf("two-pass %v, recompute %d: log-probabilities differ", v.twoPass, v.recompute)
+		}
+	}
+	// The two-pass run's Forward gives every log-probability; it must agree with the one-pass run
+	// where that computed them.
+	_, full := run(true, 0)
+	for i := range b.Weights {
+		if i%b.L != 0 && b.Weights[i] == 0 && (r1.LogProbs[i] != 0 || full.LogProbs[i] == 0) {
+			t.Fatalf("token %d of weight 0: one-pass logprob %g, forward %g", i, r1.LogProbs[i], full.LogProbs[i])
 		}
 	}
 	// Log-probabilities are normalized: position 0 has none, the rest are ≤ 0.
