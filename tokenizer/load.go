@@ -78,72 +78,14 @@ func Parse(data []byte) (*Tokenizer, error) {
 	if p := f.Model.EndOfWordSuffix; p != nil && *p != "" {
 		return nil, fmt.Errorf("model.end_of_word_suffix: not supported, got %q", *p)
 	}
-	// The vocabulary and the merges are the bulk of the file (151k entries each for Qwen3).
-	var merges mergeList
-	var mergesErr error
-	var wg sync.WaitGroup
-	if len(f.Model.Merges) > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			mergesErr = json.Unmarshal(f.Model.Merges, &merges)
-		}()
+	vocab, merges, err := decodeTables(f.Model)
+	if err != nil {
+		return nil, err
 	}
-	var vocab map[string]int32
-	if len(f.Model.Vocab) > 0 {
-		if err := json.Unmarshal(f.Model.Vocab, &vocab); err != nil {
-			wg.Wait()
-			return nil, fmt.Errorf("model.vocab: %w", err)
-		}
+	t := &Tokenizer{vocab: vocab}
+	if err := t.indexTokens(f.AddedTokens); err != nil {
+		return nil, err
 	}
-	wg.Wait()
-	if mergesErr != nil {
-		return nil, fmt.Errorf("model.merges: %w", mergesErr)
-	}
-	t := &Tokenizer{vocab: vocab, addedByID: map[int32]AddedToken{}, addedByText: map[string]int32{}}
-	if t.vocab == nil {
-		t.vocab = map[string]int32{}
-	}
-	size := int32(0)
-	for tok, id := range t.vocab {
-		if id < 0 {
-			return nil, fmt.Errorf("model.vocab[%q]: negative id %d", tok, id)
-		}
-		size = max(size, id+1)
-	}
-	for _, a := range f.AddedTokens {
-		if a.Content == "" {
-			return nil, fmt.Errorf("added_tokens id %d: empty content", a.ID)
-		}
-		if a.ID < 0 {
-			return nil, fmt.Errorf("added_tokens %q: negative id %d", a.Content, a.ID)
-		}
-		size = max(size, a.ID+1)
-		t.addedByID[a.ID] = a
-		t.addedByText[a.Content] = a.ID
-		t.added = append(t.added, a)
-	}
-	// Ids index dense tables; a stray huge id would make them enormous.
-	if limit := 2*int32(len(t.vocab)+len(t.added)) + 1024; size > limit {
-		return nil, fmt.Errorf("ids run up to %d for %d tokens: the id range is too sparse", size-1, len(t.vocab)+len(t.added))
-	}
-	t.tokens = make([]string, size)
-	t.kind = make([]tokenKind, size)
-	for tok, id := range t.vocab {
-		t.tokens[id] = tok
-		t.kind[id] = vocabToken
-	}
-	for _, a := range t.added {
-		t.tokens[a.ID] = a.Content
-		t.kind[a.ID] = addedToken
-	}
-	t.matcher = newAddedMatcher(t.added)
-	t.special = make([]bool, size)
-	for _, a := range t.added {
-		t.special[a.ID] = a.Special
-	}
-
-	var err error
 	if t.normalize, err = parseNormalizer(f.Normalizer); err != nil {
 		return nil, fmt.Errorf("normalizer: %w", err)
 	}
@@ -162,6 +104,7 @@ func Parse(data []byte) (*Tokenizer, error) {
 		}
 		unk = id
 	}
+	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -173,6 +116,79 @@ func Parse(data []byte) (*Tokenizer, error) {
 		return nil, fmt.Errorf("model.merges: %w", err)
 	}
 	return t, nil
+}
+
+// decodeTables decodes the vocabulary and the merges, the bulk of the file (151k entries each for
+// Qwen3), in parallel.
+func decodeTables(m modelJSON) (map[string]int32, mergeList, error) {
+	var merges mergeList
+	var mergesErr error
+	var wg sync.WaitGroup
+	if len(m.Merges) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mergesErr = json.Unmarshal(m.Merges, &merges)
+		}()
+	}
+	vocab := map[string]int32{}
+	var vocabErr error
+	if len(m.Vocab) > 0 {
+		vocabErr = json.Unmarshal(m.Vocab, &vocab)
+	}
+	wg.Wait()
+	if vocabErr != nil {
+		return nil, nil, fmt.Errorf("model.vocab: %w", vocabErr)
+	}
+	if mergesErr != nil {
+		return nil, nil, fmt.Errorf("model.merges: %w", mergesErr)
+	}
+	if vocab == nil { // "vocab": null
+		vocab = map[string]int32{}
+	}
+	return vocab, merges, nil
+}
+
+// indexTokens builds the id-indexed tables from the vocabulary and the added tokens.
+func (t *Tokenizer) indexTokens(added []AddedToken) error {
+	t.addedByID, t.addedByText = map[int32]AddedToken{}, map[string]int32{}
+	size := int32(0)
+	for tok, id := range t.vocab {
+		if id < 0 {
+			return fmt.Errorf("model.vocab[%q]: negative id %d", tok, id)
+		}
+		size = max(size, id+1)
+	}
+	for _, a := range added {
+		if a.Content == "" {
+			return fmt.Errorf("added_tokens id %d: empty content", a.ID)
+		}
+		if a.ID < 0 {
+			return fmt.Errorf("added_tokens %q: negative id %d", a.Content, a.ID)
+		}
+		size = max(size, a.ID+1)
+		t.addedByID[a.ID] = a
+		t.addedByText[a.Content] = a.ID
+		t.added = append(t.added, a)
+	}
+	// Ids index dense tables; a stray huge id would make them enormous.
+	if limit := 2*int32(len(t.vocab)+len(t.added)) + 1024; size > limit {
+		return fmt.Errorf("ids run up to %d for %d tokens: the id range is too sparse", size-1, len(t.vocab)+len(t.added))
+	}
+	t.tokens = make([]string, size)
+	t.kind = make([]tokenKind, size)
+	t.special = make([]bool, size)
+	for tok, id := range t.vocab {
+		t.tokens[id] = tok
+		t.kind[id] = vocabToken
+	}
+	for _, a := range t.added {
+		t.tokens[a.ID] = a.Content
+		t.kind[a.ID] = addedToken
+		t.special[a.ID] = a.Special
+	}
+	t.matcher = newAddedMatcher(t.added)
+	return nil
 }
 
 // VocabSize is one more than the largest id (the size of an embedding table that covers every token).
