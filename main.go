@@ -37,6 +37,8 @@ func newApp() *cli.App {
 			execCommand(),
 			rewardCommand(),
 			dataCommand(),
+			serveCommand(),
+			chatCommand(),
 		},
 	}
 	cli.VersionPrinter = func(c *cli.Context) {

@@ -1,0 +1,311 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"gorstar/chat"
+	"gorstar/engine"
+	"gorstar/exec"
+	"gorstar/usererr"
+)
+
+func chatCommand() *cli.Command {
+	return &cli.Command{
+		Name: "chat",
+		Usage: "talk to a model on stdin/stdout; its Python tool calls run in the sandbox " +
+			"(/reset starts over, /exit or end of input quits)",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "model", Usage: "Hugging Face model `DIR` to load"},
+			&cli.StringFlag{Name: "endpoint", Usage: "OpenAI-compatible server `URL` (e.g. http://127.0.0.1:8000) instead of --model"},
+			&cli.StringFlag{Name: "served-model", Usage: "model id to ask the endpoint for (default: its first model)"},
+			&cli.StringFlag{Name: "system", Usage: "system message (default: the template's instructions)"},
+			&cli.IntFlag{Name: "max-tokens", Value: 1024, Usage: "tokens per assistant turn at most"},
+			&cli.Float64Flag{Name: "temperature", Value: 0.6, Usage: "sampling temperature (0 = greedy)"},
+			&cli.IntFlag{Name: "max-turns", Value: 10, Usage: "assistant turns (tool calls) per question at most"},
+			&cli.BoolFlag{Name: "no-tools", Usage: "do not offer the Python tool"},
+			&cli.StringFlag{Name: "sandbox", Usage: "auto | bwrap | none (overrides exec.sandbox)"},
+		}, engineFlags()...),
+		Action: chatAction,
+	}
+}
+
+// chatBackend produces one assistant turn for a conversation, writing its text as it comes.
+type chatBackend interface {
+	turn(ctx context.Context, msgs []chat.Message, out io.Writer) (chat.Message, error)
+}
+
+func chatAction(c *cli.Context) error {
+	o, err := globalOptions(c)
+	if err != nil {
+		return err
+	}
+	if c.IsSet("model") == c.IsSet("endpoint") {
+		return usererr.New("chat: give exactly one of --model and --endpoint")
+	}
+	var tools []json.RawMessage
+	if !c.Bool("no-tools") {
+		tools = []json.RawMessage{chat.PythonTool}
+	}
+	var backend chatBackend
+	if dir := c.String("model"); dir != "" {
+		lm, err := loadForGeneration(c, o, dir, 0)
+		if err != nil {
+			return err
+		}
+		defer lm.Close()
+		r, err := chat.NewRenderer(lm.tok, chat.Options{Template: lm.template, Tools: tools, Primer: lm.primer})
+		if err != nil {
+			return err
+		}
+		backend = &localChat{lm: lm, r: r, maxTokens: c.Int("max-tokens"), temperature: c.Float64("temperature")}
+	} else {
+		backend = &endpointChat{url: strings.TrimRight(c.String("endpoint"), "/"), model: c.String("served-model"),
+			tools: tools, maxTokens: c.Int("max-tokens"), temperature: c.Float64("temperature")}
+	}
+	var pool *exec.Pool
+	if tools != nil {
+		cfg := o.Config.Exec
+		if c.IsSet("sandbox") {
+			cfg.Sandbox = c.String("sandbox")
+		}
+		if pool, err = startPool(c.Context, c, o, cfg); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "chat: the Python tool is unavailable (%v); tool calls are shown, not run\n", err)
+			pool = nil
+		} else {
+			defer pool.Close()
+		}
+	}
+	return chatLoop(c.Context, backend, pool, c.App.Reader, c.App.Writer, chatSettings{
+		system: c.String("system"), maxTurns: max(1, c.Int("max-turns")), toolChars: o.Config.Rollout.ToolTextChars,
+		prompt: !o.Quiet,
+	})
+}
+
+type chatSettings struct {
+	system    string
+	maxTurns  int
+	toolChars int
+	prompt    bool // print "> " before reading
+}
+
+// chatLoop reads user lines, runs assistant turns and their tool calls, and prints everything.
+func chatLoop(ctx context.Context, b chatBackend, pool *exec.Pool, in io.Reader, out io.Writer, s chatSettings) error {
+	var msgs []chat.Message
+	reset := func() {
+		msgs = msgs[:0]
+		if s.system != "" {
+			msgs = append(msgs, chat.Message{Role: chat.RoleSystem, Content: s.system})
+		}
+	}
+	reset()
+	lines := bufio.NewScanner(in)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	for {
+		if s.prompt {
+			fmt.Fprint(out, "> ")
+		}
+		if !lines.Scan() {
+			return lines.Err()
+		}
+		line := strings.TrimSpace(lines.Text())
+		switch line {
+		case "":
+			continue
+		case "/exit", "/quit":
+			return nil
+		case "/reset":
+			reset()
+			fmt.Fprintln(out, "(new conversation)")
+			continue
+		}
+		msgs = append(msgs, chat.Message{Role: chat.RoleUser, Content: line})
+		for turn := 0; turn < s.maxTurns; turn++ {
+			msg, err := b.turn(ctx, msgs, out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(out)
+			msgs = append(msgs, msg)
+			if len(msg.ToolCalls) == 0 || pool == nil || turn == s.maxTurns-1 {
+				break
+			}
+			text := runToolCall(ctx, pool, msg.ToolCalls[0], s.toolChars)
+			fmt.Fprintf(out, "[tool] %s\n", text)
+			msgs = append(msgs, chat.Message{Role: chat.RoleTool, Content: text, Name: msg.ToolCalls[0].Name})
+		}
+	}
+}
+
+// runToolCall runs the Python tool's {"code", "input"} arguments and returns the text the model sees.
+func runToolCall(ctx context.Context, pool *exec.Pool, call chat.ToolCall, maxChars int) string {
+	var args struct {
+		Code  string `json:"code"`
+		Input string `json:"input"`
+	}
+	if err := json.Unmarshal(call.Arguments, &args); err != nil || args.Code == "" {
+		return fmt.Sprintf("Error: the call to %s needs a \"code\" string argument", call.Name)
+	}
+	return pool.Run(ctx, exec.Call{Code: args.Code, Stdin: args.Input}).ToolText(maxChars)
+}
+
+// toAssistant splits generated text into content and the first well-formed tool call.
+func toAssistant(text string) chat.Message {
+	msg := chat.Message{Role: chat.RoleAssistant, Content: text}
+	if call, found := chat.ParseToolCall(text); found && call.Error == "" {
+		msg.Content = strings.TrimRight(text[:call.Start], " \n")
+		msg.ToolCalls = []chat.ToolCall{call.Call}
+	}
+	return msg
+}
+
+// localChat generates with the in-process engine, printing tokens as they come.
+type localChat struct {
+	lm          *loadedModel
+	r           *chat.Renderer
+	maxTokens   int
+	temperature float64
+}
+
+func (l *localChat) turn(ctx context.Context, msgs []chat.Message, out io.Writer) (chat.Message, error) {
+	prompt, err := l.r.RenderPrompt(msgs)
+	if err != nil {
+		return chat.Message{}, usererr.New("chat: %v", err)
+	}
+	o := l.lm.eng.Options()
+	maxTokens := min(l.maxTokens, min(o.MaxContext, o.KVTokens)-len(prompt))
+	if maxTokens < 1 {
+		return chat.Message{}, usererr.New("chat: the conversation (%d tokens) fills the context; /reset to start over", len(prompt))
+	}
+	seq, err := l.lm.eng.Submit(ctx, engine.Request{Prompt: prompt, MaxTokens: maxTokens,
+		Sampling: engine.Sampling{Temperature: l.temperature}, StopTokens: l.r.EndOfTurn()[:1]})
+	if err != nil {
+		return chat.Message{}, err
+	}
+	fmt.Fprint(out, l.lm.primer)
+	dec := l.lm.tok.NewStreamDecoder(true)
+	var text strings.Builder
+	text.WriteString(l.lm.primer)
+	for {
+		ev, err := seq.Next(ctx)
+		if err != nil {
+			return chat.Message{}, err
+		}
+		if ev.Kind == engine.EventToken {
+			piece := dec.Add(ev.Token)
+			text.WriteString(piece)
+			fmt.Fprint(out, piece)
+			continue
+		}
+		if ev.Kind == engine.EventDone {
+			if ev.Err != nil {
+				return chat.Message{}, ev.Err
+			}
+			rest := dec.Flush()
+			text.WriteString(rest)
+			fmt.Fprint(out, rest)
+			return toAssistant(text.String()), nil
+		}
+	}
+}
+
+// endpointChat asks an OpenAI-compatible server.
+type endpointChat struct {
+	url, model  string
+	tools       []json.RawMessage
+	maxTokens   int
+	temperature float64
+}
+
+func (e *endpointChat) turn(ctx context.Context, msgs []chat.Message, out io.Writer) (chat.Message, error) {
+	type fn struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	type toolCall struct {
+		ID       string `json:"id,omitempty"`
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}
+	type message struct {
+		Role      string     `json:"role"`
+		Content   *string    `json:"content"`
+		ToolCalls []toolCall `json:"tool_calls,omitempty"`
+		Name      string     `json:"name,omitempty"`
+	}
+	var body struct {
+		Model       string            `json:"model,omitempty"`
+		Messages    []message         `json:"messages"`
+		Tools       []json.RawMessage `json:"tools,omitempty"`
+		MaxTokens   int               `json:"max_tokens"`
+		Temperature float64           `json:"temperature"`
+	}
+	body.Model, body.Tools, body.MaxTokens, body.Temperature = e.model, e.tools, e.maxTokens, e.temperature
+	for _, m := range msgs {
+		content := m.Content
+		om := message{Role: m.Role, Content: &content, Name: m.Name}
+		for _, c := range m.ToolCalls {
+			om.ToolCalls = append(om.ToolCalls, toolCall{Type: "function", Function: fn{Name: c.Name, Arguments: string(c.Arguments)}})
+		}
+		body.Messages = append(body.Messages, om)
+	}
+	data, _ := json.Marshal(body)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url+"/v1/chat/completions", bytes.NewReader(data))
+	if err != nil {
+		return chat.Message{}, usererr.New("--endpoint %s: %v", e.url, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return chat.Message{}, usererr.New("--endpoint %s: %v", e.url, err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		return chat.Message{}, fmt.Errorf("read the answer of %s: %w", e.url, err)
+	}
+	var answer struct {
+		Choices []struct {
+			Message message `json:"message"`
+		} `json:"choices"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &answer); err != nil {
+		return chat.Message{}, fmt.Errorf("%s answered %s: %.200s", e.url, res.Status, raw)
+	}
+	if answer.Error != nil || len(answer.Choices) == 0 {
+		msg := res.Status
+		if answer.Error != nil {
+			msg = answer.Error.Message
+		}
+		return chat.Message{}, usererr.New("--endpoint %s: %s", e.url, msg)
+	}
+	m := answer.Choices[0].Message
+	out1 := chat.Message{Role: chat.RoleAssistant}
+	if m.Content != nil {
+		out1.Content = *m.Content
+	}
+	fmt.Fprint(out, out1.Content)
+	for _, c := range m.ToolCalls {
+		args := json.RawMessage(c.Function.Arguments)
+		if !json.Valid(args) {
+			args = json.RawMessage("{}")
+		}
+		out1.ToolCalls = append(out1.ToolCalls, chat.ToolCall{Name: c.Function.Name, Arguments: args})
+		fmt.Fprintf(out, "\n<tool_call>\n{\"name\": %q, \"arguments\": %s}\n</tool_call>", c.Function.Name, args)
+	}
+	return out1, nil
+}

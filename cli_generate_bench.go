@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"gorstar/engine"
+	"gorstar/kernels"
+	"gorstar/model"
+	"gorstar/usererr"
+)
+
+// generateRow is one line of the generation benchmark.
+type generateRow struct {
+	Model      string   `json:"model"`
+	Batch      int      `json:"batch"`
+	PromptLen  int      `json:"prompt_len"`
+	NewTokens  int      `json:"new_tokens"`
+	Seconds    float64  `json:"seconds"`
+	TokensPerS float64  `json:"tokens_per_s"`
+	Steps      int64    `json:"steps"`
+	TorchTPS   *float64 `json:"torch_tokens_per_s,omitempty"`
+	Ratio      *float64 `json:"ratio,omitempty"`
+}
+
+// generateBench measures generation throughput of the native engine (greedy, batch sequences of
+// promptLen random tokens, newTokens each) and, with compareTorch, of bench/qwen3_torch.py
+// generate-bench on the same weights, shapes and threads, run one after the other. An empty
+// modelDir and preset benchmark both presets; batch 0 runs batches 1, 8 and 64. The torch side
+// is skipped with a message when the interpreter cannot import torch.
+func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, promptLen, newTokens int, compareTorch bool) error {
+	if err := initKernels(o); err != nil {
+		return err
+	}
+	if promptLen == 0 {
+		promptLen = 64
+	}
+	if newTokens == 0 {
+		newTokens = 64
+	}
+	batches := []int{batch}
+	if batch == 0 {
+		batches = []int{1, 8, 64}
+	}
+	if batch < 0 || promptLen < 1 || newTokens < 1 {
+		return usererr.New("generation bench: want --batch ≥ 1, --prompt-len ≥ 1, --new-tokens ≥ 1")
+	}
+	models := []string{modelDir}
+	if modelDir == "" {
+		models = []string{preset}
+		if preset == "" {
+			models = []string{"tiny", "small"}
+		}
+	}
+	python, script := flagOr(c, "python", "/usr/bin/python3"), flagOr(c, "torch-script", filepath.Join("bench", "qwen3_torch.py"))
+	torchSkip := ""
+	if compareTorch {
+		if _, err := os.Stat(script); err != nil {
+			return usererr.New("--torch-script: %v (run from the repository root or pass the path)", err)
+		}
+		if err := exec.CommandContext(c.Context, python, "-c", "import torch").Run(); err != nil {
+			torchSkip = fmt.Sprintf("%s cannot import torch (install python3-torch): PyTorch side skipped", python)
+			if !o.Quiet {
+				fmt.Fprintln(c.App.ErrWriter, "gorstar: "+torchSkip)
+			}
+		}
+	}
+	var rows []generateRow
+	for _, name := range models {
+		m, dir, cleanup, err := benchModel(name, modelDir != "", o.Seed, compareTorch && torchSkip == "")
+		if err != nil {
+			return err
+		}
+		for _, b := range batches {
+			r, err := engine.Bench(c.Context, m, engine.BenchOptions{Batch: b, PromptLen: promptLen, NewTokens: newTokens, Seed: uint64(o.Seed)})
+			if err != nil {
+				cleanup()
+				return err
+			}
+			row := generateRow{Model: name, Batch: b, PromptLen: promptLen, NewTokens: newTokens, Seconds: r.Seconds,
+				TokensPerS: r.TokensPerSecond, Steps: r.Steps}
+			if dir != "" {
+				t, err := torchGenerateBench(c, python, script, dir, b, promptLen, newTokens, kernels.Threads())
+				if err != nil {
+					cleanup()
+					return err
+				}
+				ratio := r.TokensPerSecond / t
+				row.TorchTPS, row.Ratio = &t, &ratio
+			}
+			rows = append(rows, row)
+			if !o.JSON && !o.Quiet {
+				line := fmt.Sprintf("%-6s batch %3d: gorstar %8.0f tokens/s", name, b, row.TokensPerS)
+				if row.Ratio != nil {
+					line += fmt.Sprintf("   pytorch %8.0f tokens/s   gorstar/pytorch %.2f×", *row.TorchTPS, *row.Ratio)
+				}
+				fmt.Fprintln(c.App.Writer, line)
+			}
+		}
+		cleanup()
+	}
+	if o.JSON {
+		out := map[string]any{"generate": rows, "threads": kernels.Threads(), "backend": kernels.Backend()}
+		if torchSkip != "" {
+			out["torch_skipped"] = torchSkip
+		}
+		return printJSON(c, out)
+	}
+	return nil
+}
+
+// flagOr is the string flag's value where the command defines it, else def.
+func flagOr(c *cli.Context, name, def string) string {
+	if v := c.String(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// benchModel loads a model directory or makes a preset's random model; with wantDir, a preset is
+// also saved to a temporary directory for the PyTorch side. cleanup frees both.
+func benchModel(name string, isDir bool, seed int64, wantDir bool) (*model.Model, string, func(), error) {
+	if isDir {
+		m, err := model.Load(name)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		dir := ""
+		if wantDir {
+			dir = name
+		}
+		return m, dir, m.Close, nil
+	}
+	cfg, err := model.Preset(name, 0)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	m, err := model.New(cfg, uint64(seed))
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if !wantDir {
+		return m, "", m.Close, nil
+	}
+	tmp, err := os.MkdirTemp("", "gorstar-genbench-")
+	if err != nil {
+		m.Close()
+		return nil, "", nil, err
+	}
+	dir := filepath.Join(tmp, name)
+	if err := m.Save(dir); err != nil {
+		m.Close()
+		os.RemoveAll(tmp)
+		return nil, "", nil, err
+	}
+	return m, dir, func() { m.Close(); os.RemoveAll(tmp) }, nil
+}
+
+// torchGenerateBench runs the PyTorch reference's generate-bench on the same model, shapes and
+// threads and returns its tokens per second.
+func torchGenerateBench(c *cli.Context, python, script, dir string, batch, promptLen, newTokens, threads int) (float64, error) {
+	cmd := exec.CommandContext(c.Context, python, script, "generate-bench", "--model", dir,
+		"--batch", strconv.Itoa(batch), "--prompt-len", strconv.Itoa(promptLen), "--new-tokens", strconv.Itoa(newTokens),
+		"--threads", strconv.Itoa(threads))
+	n := strconv.Itoa(threads)
+	cmd.Env = append(os.Environ(), "OMP_WAIT_POLICY=PASSIVE", "OMP_NUM_THREADS="+n, "OPENBLAS_NUM_THREADS="+n, "MKL_NUM_THREADS="+n)
+	cmd.Stderr = c.App.ErrWriter
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("run %s generate-bench: %w", script, err)
+	}
+	var res struct {
+		TokensPerS float64 `json:"tokens_per_s"`
+	}
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	if err := json.Unmarshal(lines[len(lines)-1], &res); err != nil || res.TokensPerS <= 0 {
+		return 0, fmt.Errorf("%s generate-bench: no tokens_per_s in its output %q", script, out)
+	}
+	return res.TokensPerS, nil
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"gorstar/chat"
+	"gorstar/engine"
+	"gorstar/model"
+	"gorstar/serve"
+	"gorstar/tokenizer"
+	"gorstar/usererr"
+)
+
+// engineFlags size the generation engine (serve and chat).
+func engineFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "kv-tokens", Value: 65536, Usage: "KV cache budget in tokens over all sequences (admission never evicts)"},
+		&cli.IntFlag{Name: "max-seqs", Value: 64, Usage: "sequences decoded together at most (the largest decode batch)"},
+		&cli.IntFlag{Name: "step-tokens", Value: 512, Usage: "tokens per forward step (decodes first, then prefill chunks)"},
+		&cli.StringFlag{Name: "template", Usage: "chat template: a built-in name (rstar2, chatml) or a file (default rollout.template)"},
+		&cli.StringFlag{Name: "primer", Value: "<reason>", Usage: "text each generated assistant turn starts with (\"\" for none)"},
+	}
+}
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve a model over an OpenAI-compatible HTTP API (/v1/completions, /v1/chat/completions, /v1/models)",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "model", Required: true, Usage: "Hugging Face model `DIR`"},
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8000", Usage: "address to listen on (loopback by default)"},
+			&cli.StringFlag{Name: "served-model-name", Usage: "model id clients use (default: the directory's name)"},
+			&cli.IntFlag{Name: "max-waiting", Value: 1024, Usage: "requests queued for KV memory before answering 429 (0 = no limit)"},
+		}, engineFlags()...),
+		Action: serveAction,
+	}
+}
+
+// loadedModel is a model with its tokenizer, chat template and running engine.
+type loadedModel struct {
+	m        *model.Model
+	tok      *tokenizer.Tokenizer
+	eng      *engine.Engine
+	template *chat.Template
+	primer   string
+}
+
+func (l *loadedModel) Close() {
+	l.eng.Close()
+	l.m.Close()
+}
+
+// loadForGeneration loads dir and starts an engine sized by the engine flags.
+func loadForGeneration(c *cli.Context, o Options, dir string, maxWaiting int) (*loadedModel, error) {
+	if err := initKernels(o); err != nil {
+		return nil, err
+	}
+	name := c.String("template")
+	if name == "" {
+		name = o.Config.Rollout.Template
+	}
+	tmpl, err := chat.LoadTemplate(name)
+	if err != nil {
+		return nil, usererr.New("--template %s: %v", name, err)
+	}
+	m, err := model.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokenizer.Load(dir)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	if tok.VocabSize() > m.Config.VocabSize {
+		m.Close()
+		return nil, usererr.New("%s: the tokenizer has %d tokens, more than the model's vocab_size %d", dir, tok.VocabSize(), m.Config.VocabSize)
+	}
+	if c.Int("kv-tokens") < 1 || c.Int("max-seqs") < 1 || c.Int("step-tokens") < 1 {
+		m.Close()
+		return nil, usererr.New("--kv-tokens, --max-seqs and --step-tokens must be ≥ 1")
+	}
+	eng, err := engine.New(m, engine.Options{KVTokens: c.Int("kv-tokens"), MaxSeqs: c.Int("max-seqs"),
+		StepTokens: c.Int("step-tokens"), MaxWaiting: maxWaiting, Seed: uint64(o.Seed), Tokenizer: tok})
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	return &loadedModel{m: m, tok: tok, eng: eng, template: tmpl, primer: c.String("primer")}, nil
+}
+
+func serveAction(c *cli.Context) error {
+	o, err := globalOptions(c)
+	if err != nil {
+		return err
+	}
+	dir := c.String("model")
+	if c.Int("max-waiting") < 0 {
+		return usererr.New("--max-waiting must be ≥ 0")
+	}
+	lm, err := loadForGeneration(c, o, dir, c.Int("max-waiting"))
+	if err != nil {
+		return err
+	}
+	defer lm.Close()
+	name := c.String("served-model-name")
+	if name == "" {
+		name = filepath.Base(filepath.Clean(dir))
+	}
+	srv, err := serve.New(lm.eng, lm.tok, serve.Options{ModelName: name, Template: lm.template, Primer: lm.primer})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", c.String("listen"))
+	if err != nil {
+		return usererr.New("--listen %s: %v", c.String("listen"), err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	if !o.Quiet {
+		opts := lm.eng.Options()
+		fmt.Fprintf(c.App.ErrWriter, "serve: %s as %q on http://%s (context %d, KV budget %d tokens, up to %d sequences)\n",
+			dir, name, ln.Addr(), opts.MaxContext, opts.KVTokens, opts.MaxSeqs)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
+	case <-c.Context.Done():
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lm.eng.Close() // ends running requests so Shutdown need not wait for long generations
+	if err := hs.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("serve: shut down: %w", err)
+	}
+	return nil
+}
