@@ -49,7 +49,7 @@ func SaveCheckpoint(dir string, m *Model, opt *Optimizer, st TrainState) (string
 	path := CheckpointPath(dir, st.Step)
 	st.OptimizerStep = opt.Step
 	err := atomicfile.WriteDir(path, func(tmp string) error {
-		if err := m.writeHF(tmp); err != nil {
+		if err := m.writeHF(tmp, safetensors.F32); err != nil { // F32: resume must be exact
 			return err
 		}
 		moments := append(renamed(opt.M.tensors(), "exp_avg."), renamed(opt.V.tensors(), "exp_avg_sq.")...)

@@ -96,14 +96,23 @@ func (p *ParamSet) tensors() []safetensors.Tensor {
 
 // Save writes the model as a Hugging Face directory (config.json, model.safetensors in float32,
 // generation_config.json and the kept tokenizer files), replacing dir atomically.
-func (m *Model) Save(dir string) error {
-	return atomicfile.WriteDir(dir, m.writeHF)
+func (m *Model) Save(dir string) error { return m.SaveAs(dir, safetensors.F32) }
+
+// SaveAs is Save with the weights stored as dtype: F32 (exact), or BF16 or F16 (rounded to
+// nearest even; half the size, what most published Qwen checkpoints use).
+func (m *Model) SaveAs(dir string, dtype safetensors.DType) error {
+	if !dtype.IsFloat() {
+		return fmt.Errorf("save model %s: dtype %s is not a float type", dir, dtype)
+	}
+	return atomicfile.WriteDir(dir, func(tmp string) error { return m.writeHF(tmp, dtype) })
 }
 
+var torchDTypes = map[safetensors.DType]string{safetensors.F32: "float32", safetensors.BF16: "bfloat16", safetensors.F16: "float16"}
+
 // writeHF writes the Hugging Face files of the model into an existing directory.
-func (m *Model) writeHF(dir string) error {
+func (m *Model) writeHF(dir string, dtype safetensors.DType) error {
 	c := m.Config
-	c.TorchDtype = "float32"
+	c.TorchDtype = torchDTypes[dtype]
 	js, err := c.JSON()
 	if err != nil {
 		return fmt.Errorf("save model config: %w", err)
@@ -111,7 +120,11 @@ func (m *Model) writeHF(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), js, 0o644); err != nil {
 		return fmt.Errorf("save model: %w", err)
 	}
-	if err := safetensors.Write(filepath.Join(dir, safetensors.SingleFile), m.Params.tensors(),
+	tensors := m.Params.tensors()
+	for i := range tensors {
+		tensors[i].DType = dtype
+	}
+	if err := safetensors.Write(filepath.Join(dir, safetensors.SingleFile), tensors,
 		map[string]string{"format": "pt"}); err != nil {
 		return fmt.Errorf("save model weights: %w", err)
 	}

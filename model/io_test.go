@@ -40,6 +40,29 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 }
 
+func TestSaveBF16(t *testing.T) {
+	m, _ := New(microConfig("qwen3", true), 2)
+	defer m.Close()
+	dir := filepath.Join(t.TempDir(), "bf16")
+	if err := m.SaveAs(dir, safetensors.BF16); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	want := paramsOf(m)
+	for i, x := range paramsOf(got) {
+		if x != safetensors.BF16ToFloat32(safetensors.Float32ToBF16(want[i])) {
+			t.Fatalf("param %d: %g after a BF16 round trip of %g", i, x, want[i])
+		}
+	}
+	if got.Config.TorchDtype != "bfloat16" {
+		t.Errorf("torch_dtype %q", got.Config.TorchDtype)
+	}
+}
+
 func TestInitDirPresets(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "tiny")
 	c, err := InitDir(dir, InitOptions{Preset: "tiny", Seed: 1})
