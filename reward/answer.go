@@ -292,6 +292,11 @@ func parseRelation(toks []token, idx []int) *answer {
 	if len(idx) > 4 {
 		return nil
 	}
+	// f(x) = 2x + 1 assigns like y = 2x + 1.
+	if len(idx) == 1 && toks[idx[0]].text == "=" && isFunctionHead(toks[:idx[0]]) {
+		toks = append([]token{{kind: tokIdent, text: toks[0].text + "(…)"}}, toks[idx[0]:]...)
+		idx = []int{1}
+	}
 	a := &answer{kind: "equation"}
 	start := 0
 	for _, i := range append(idx, len(toks)) {
@@ -324,6 +329,12 @@ func parseRelation(toks []token, idx []int) *answer {
 		return rhs
 	}
 	return a
+}
+
+// isFunctionHead matches f(x), g(t, u), P(n) on the left of an equation.
+func isFunctionHead(toks []token) bool {
+	return len(toks) >= 3 && toks[0].kind == tokIdent && toks[1].kind == tokOp && toks[1].text == "(" &&
+		matchingClose(toks, 1) == len(toks)-1
 }
 
 func isLoneVariable(sides []*node) bool { return len(sides) == 1 && isLoneVar(sides[0]) }

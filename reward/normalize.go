@@ -12,7 +12,7 @@ const maxAnswerChars = 4000
 var unicodeReplacer = strings.NewReplacer(
 	"−", "-", "–", "-", "—", "-", "×", "*", "·", "*", "⋅", "*", "÷", "/",
 	"π", `\pi `, "√", `\sqrt`, "∞", `\infty `, "∪", `\cup `, "≤", "≤", "≥", "≥", "≠", "≠",
-	"°", "", "\u00a0", " ", "\u2009", " ", "\u202f", " ", "’", "'", "“", `"`, "”", `"`,
+	"°", "", "²", "^2", "³", "^3", "½", "(1/2)", "¼", "(1/4)", "¾", "(3/4)", "≈", "=", "\u00a0", " ", "\u2009", " ", "\u202f", " ", "’", "'", "“", `"`, "”", `"`,
 )
 
 // commandRewrites maps LaTeX commands to what the parser reads. An empty value deletes the command.
@@ -23,7 +23,7 @@ var commandRewrites = map[string]string{
 	"dfrac": `\frac`, "tfrac": `\frac`, "cfrac": `\frac`, "dbinom": `\binom`, "tbinom": `\binom`,
 	"cdot": "*", "times": "*", "ast": "*", "div": "/",
 	"le": "≤", "leq": "≤", "leqslant": "≤", "ge": "≥", "geq": "≥", "geqslant": "≥",
-	"ne": "≠", "neq": "≠", "lt": "<", "gt": ">",
+	"ne": "≠", "neq": "≠", "lt": "<", "gt": ">", "approx": "=", "simeq": "=", "equiv": "=",
 	"circ": "", "degree": "", "%": "", "$": "", "dots": "", "ldots": "", "cdots": "",
 	"infinity": `\infty`, "emptyset": `\varnothing`, "varnothing": `\varnothing`,
 	"lvert": "|", "rvert": "|", "vert": "|", "mid": "|", "lbrace": `\{`, "rbrace": `\}`,
