@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/config"
+	"gorstar/engine"
 	"gorstar/kernels"
 	"gorstar/model"
 	"gorstar/tokenizer"
@@ -52,11 +53,14 @@ func modelCommand() *cli.Command {
 			},
 			{
 				Name:  "bench",
-				Usage: "training throughput in tokens per second (forward + backward + AdamW)",
+				Usage: "training (forward + backward + AdamW) or generation throughput in tokens per second",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "model", Usage: "model `DIR` (or --preset)"},
 					&cli.StringFlag{Name: "preset", Usage: "random-init preset: tiny or small"},
 					&cli.BoolFlag{Name: "train", Usage: "benchmark training steps (the default)"},
+					&cli.BoolFlag{Name: "generate", Usage: "benchmark generation (engine, KV cache) instead: --batch sequences of --prompt-len random tokens, --new-tokens each"},
+					&cli.IntFlag{Name: "prompt-len", Value: 64, Usage: "with --generate: prompt tokens per sequence"},
+					&cli.IntFlag{Name: "new-tokens", Value: 64, Usage: "with --generate: generated tokens per sequence"},
 					&cli.IntFlag{Name: "batch", Usage: "sequences per step (default 16 on tiny, 8 otherwise)"},
 					&cli.IntFlag{Name: "seq", Usage: "tokens per sequence (default 256 on tiny, 512 otherwise)"},
 					&cli.IntFlag{Name: "steps", Value: 3, Usage: "timed steps (after one warm-up step)"},
@@ -213,6 +217,12 @@ func modelBench(c *cli.Context) error {
 		return err
 	}
 	defer m.Close()
+	if c.Bool("generate") {
+		if c.Bool("train") {
+			return usererr.New("model bench: give one of --train and --generate")
+		}
+		return modelBenchGenerate(c, o, m, name)
+	}
 	batch, seq := 8, 512
 	if m.Config.HiddenSize <= 128 {
 		batch, seq = 16, 256
@@ -236,7 +246,7 @@ func modelBench(c *cli.Context) error {
 		return err
 	}
 	out := map[string]any{
-		"model": name, "batch": batch, "seq": seq, "steps": res.Steps, "threads": threads,
+		"mode": "train", "model": name, "batch": batch, "seq": seq, "steps": res.Steps, "threads": threads,
 		"backend": kernels.Backend(), "seconds": res.Seconds, "tokens_per_s": res.TokensPerSecond,
 		"num_params": m.Config.NumParams(), "gomaxprocs": runtime.GOMAXPROCS(0),
 	}
@@ -258,6 +268,46 @@ func modelBench(c *cli.Context) error {
 	return nil
 }
 
+// modelBenchGenerate is `model bench --generate`: engine.Bench, optionally beside the PyTorch
+// reference's generate-bench (greedy, same shapes and threads).
+func modelBenchGenerate(c *cli.Context, o Options, m *model.Model, name string) error {
+	batch := 1
+	if c.IsSet("batch") {
+		batch = c.Int("batch")
+	}
+	bo := engine.BenchOptions{Batch: batch, PromptLen: c.Int("prompt-len"), NewTokens: c.Int("new-tokens"), Seed: uint64(o.Seed)}
+	if bo.Batch < 1 || bo.PromptLen < 1 || bo.NewTokens < 1 {
+		return usererr.New("model bench: want --batch, --prompt-len and --new-tokens ≥ 1")
+	}
+	res, err := engine.Bench(c.Context, m, bo)
+	if err != nil {
+		return err
+	}
+	threads := kernels.Threads()
+	out := map[string]any{
+		"mode": "generate", "model": name, "batch": batch, "prompt_len": bo.PromptLen, "new_tokens": bo.NewTokens,
+		"threads": threads, "backend": kernels.Backend(), "seconds": res.Seconds, "tokens_per_s": res.TokensPerSecond,
+	}
+	if c.Bool("compare-torch") {
+		torch, err := torchBench(c, m, name, threads, "generate-bench", "--batch", strconv.Itoa(batch),
+			"--prompt-len", strconv.Itoa(bo.PromptLen), "--new-tokens", strconv.Itoa(bo.NewTokens))
+		if err != nil {
+			return err
+		}
+		out["torch_tokens_per_s"] = torch
+		out["ratio"] = res.TokensPerSecond / torch
+	}
+	if o.JSON {
+		return printJSON(c, out)
+	}
+	fmt.Fprintf(c.App.Writer, "%s generate %d×(%d+%d), %d threads (%s): %.1f tokens/s\n", name, batch, bo.PromptLen,
+		bo.NewTokens, threads, kernels.Backend(), res.TokensPerSecond)
+	if t, ok := out["torch_tokens_per_s"].(float64); ok {
+		fmt.Fprintf(c.App.Writer, "pytorch: %.1f tokens/s; gorstar/pytorch = %.2f\n", t, out["ratio"])
+	}
+	return nil
+}
+
 // encodeText tokenizes text with the model directory's tokenizer.json, special tokens included.
 func encodeText(dir, text string) ([]int32, error) {
 	tok, err := tokenizer.Load(dir)
@@ -271,6 +321,13 @@ func encodeText(dir, text string) ([]int32, error) {
 // and returns its tokens per second. Its BLAS and OpenMP get the same thread count, and
 // OMP_WAIT_POLICY=PASSIVE keeps idle OpenMP threads from starving OpenBLAS.
 func torchTrainBench(c *cli.Context, m *model.Model, name string, batch, seq, threads int) (float64, error) {
+	return torchBench(c, m, name, threads, "train-bench", "--batch", strconv.Itoa(batch), "--seq", strconv.Itoa(seq),
+		"--steps", strconv.Itoa(c.Int("steps")))
+}
+
+// torchBench runs one of the PyTorch reference's benchmark modes on the model and returns its
+// tokens_per_s.
+func torchBench(c *cli.Context, m *model.Model, name string, threads int, mode string, args ...string) (float64, error) {
 	dir := c.String("model")
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "gorstar-bench-")
@@ -287,22 +344,21 @@ func torchTrainBench(c *cli.Context, m *model.Model, name string, batch, seq, th
 	if _, err := os.Stat(script); err != nil {
 		return 0, usererr.New("--torch-script: %v (run from the repository root or pass the path)", err)
 	}
-	cmd := exec.CommandContext(c.Context, c.String("python"), script, "train-bench", "--model", dir,
-		"--batch", strconv.Itoa(batch), "--seq", strconv.Itoa(seq), "--steps", strconv.Itoa(c.Int("steps")),
-		"--threads", strconv.Itoa(threads))
+	cmd := exec.CommandContext(c.Context, c.String("python"),
+		append([]string{script, mode, "--model", dir, "--threads", strconv.Itoa(threads)}, args...)...)
 	n := strconv.Itoa(threads)
 	cmd.Env = append(os.Environ(), "OMP_WAIT_POLICY=PASSIVE", "OMP_NUM_THREADS="+n, "OPENBLAS_NUM_THREADS="+n, "MKL_NUM_THREADS="+n)
 	cmd.Stderr = c.App.ErrWriter
 	out, err := cmd.Output()
 	if err != nil {
-		return 0, fmt.Errorf("run %s train-bench: %w", script, err)
+		return 0, fmt.Errorf("run %s %s: %w", script, mode, err)
 	}
 	var res struct {
 		TokensPerS float64 `json:"tokens_per_s"`
 	}
 	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
 	if err := json.Unmarshal(lines[len(lines)-1], &res); err != nil || res.TokensPerS <= 0 {
-		return 0, fmt.Errorf("%s train-bench: no tokens_per_s in its output %q", script, out)
+		return 0, fmt.Errorf("%s %s: no tokens_per_s in its output %q", script, mode, out)
 	}
 	return res.TokensPerS, nil
 }

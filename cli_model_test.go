@@ -148,3 +148,13 @@ func TestModelBenchRuns(t *testing.T) {
 		t.Fatalf("bench: %v", out)
 	}
 }
+
+func TestModelBenchGenerateRuns(t *testing.T) {
+	r := runCLI(t, "model", "bench", "--preset", "tiny", "--generate", "--batch", "2", "--prompt-len", "4", "--new-tokens", "3", "--json")
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	if out := decodeJSON(t, r); out["mode"] != "generate" || out["tokens_per_s"].(float64) <= 0 {
+		t.Fatalf("bench: %v", out)
+	}
+}
