@@ -34,26 +34,20 @@ type Message struct {
 // byte for byte as it should appear in the rendered call.
 //
 // Storage: in Parquet, tool_calls is list<struct{name: string, arguments: string}>; in JSONL,
-// arguments is written as the JSON object itself, and both that and a string holding it are read
-// (as is the OpenAI form {"type": "function", "function": {"name", "arguments"}}).
+// {"name": N, "arguments": "<the JSON text>"} (a string, as OpenAI does, so the text survives byte
+// for byte). Reading also accepts arguments as an object and the OpenAI form
+// {"type": "function", "function": {"name", "arguments"}}.
 type ToolCall struct {
 	Name      string
 	Arguments string
 }
 
-// MarshalJSON writes {"name": N, "arguments": {...}}.
+// MarshalJSON writes {"name": N, "arguments": "<JSON text>"}.
 func (t ToolCall) MarshalJSON() ([]byte, error) {
-	args := json.RawMessage(t.Arguments)
-	if !json.Valid(args) {
-		var err error
-		if args, err = json.Marshal(t.Arguments); err != nil {
-			return nil, err
-		}
-	}
 	return jsonMarshal(struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}{t.Name, args})
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}{t.Name, t.Arguments})
 }
 
 // UnmarshalJSON reads the gorstar form and the OpenAI form, arguments as an object or a string.
@@ -74,7 +68,9 @@ func (t *ToolCall) UnmarshalJSON(b []byte) error {
 	}
 	t.Name = j.Name
 	t.Arguments = "{}"
-	if s, ok := jsonText(j.Arguments); ok {
+	if raw := bytes.TrimSpace(j.Arguments); len(raw) > 0 && raw[0] == '{' {
+		t.Arguments = string(raw) // as written, spacing included
+	} else if s, ok := jsonText(raw); ok {
 		t.Arguments = s
 	}
 	return nil

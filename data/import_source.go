@@ -48,6 +48,7 @@ type jsonlSource struct {
 	mapping  Mapping
 	resolved bool
 	fields   struct{ problem, answer string }
+	obj      map[string]json.RawMessage // reused for every line
 	meta     metaBuilder
 	rows     int64
 }
@@ -72,10 +73,11 @@ func (s *jsonlSource) next() (importedRow, error) {
 		return importedRow{}, err
 	}
 	s.rows++
-	obj, err := decodeObject(line)
+	obj, err := decodeObjectInto(line, s.obj)
 	if err != nil {
 		return importedRow{}, usererr.New("%s:%d: %v", s.path, n, err)
 	}
+	s.obj = obj
 	if !s.resolved {
 		if err := s.resolve(obj, n); err != nil {
 			return importedRow{}, err

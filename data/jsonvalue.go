@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"gorstar/usererr"
 )
@@ -15,7 +16,13 @@ import (
 // decodeObject parses one JSONL line as an object. Errors read "invalid JSON: …" or "expected a
 // JSON object, got …" so that callers can prefix file and line.
 func decodeObject(line []byte) (map[string]json.RawMessage, error) {
-	var obj map[string]json.RawMessage
+	return decodeObjectInto(line, nil)
+}
+
+// decodeObjectInto is decodeObject reusing obj's storage (it is cleared first), to spare an
+// allocation per line on big imports.
+func decodeObjectInto(line []byte, obj map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	clear(obj)
 	if err := json.Unmarshal(line, &obj); err != nil {
 		if !json.Valid(line) {
 			return nil, fmt.Errorf("invalid JSON: %v", err)
@@ -56,6 +63,10 @@ func jsonText(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	if raw[0] == '"' {
+		// Most strings have no escapes: take the bytes between the quotes as they are.
+		if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+			return string(inner), true
+		}
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
 			return "", false

@@ -123,8 +123,13 @@ func (m *metaBuilder) text() string {
 		kj, _ := jsonMarshal(k)
 		b.Write(kj)
 		b.WriteByte(':')
-		if err := json.Compact(&b, m.fields[k]); err != nil {
-			b.WriteString("null")
+		raw := m.fields[k]
+		if bytes.ContainsAny(raw, " \t\r\n") {
+			if err := json.Compact(&b, raw); err != nil {
+				b.WriteString("null")
+			}
+		} else {
+			b.Write(raw)
 		}
 	}
 	b.WriteByte('}')

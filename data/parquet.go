@@ -25,7 +25,7 @@ import (
 // memory bounded by a few row groups whatever the size of the file.
 const (
 	rowGroupMaxRows  = 65536
-	rowGroupMaxBytes = 32 << 20
+	rowGroupMaxBytes = 16 << 20
 	readBatchRows    = 2048
 )
 
@@ -86,12 +86,29 @@ func (w *parquetWriter) flush() error {
 	if w.rows == 0 {
 		return nil
 	}
+	// The next row group's builders are sized like this one's (after this one is written), so
+	// that string buffers are allocated once instead of doubled and copied up to their size.
+	fields := w.builder.Fields()
+	dataLens := make([]int, len(fields))
+	for i, f := range fields {
+		if sb, ok := f.(*array.StringBuilder); ok {
+			dataLens[i] = sb.DataLen()
+		}
+	}
+	rows := w.rows
 	rec := w.builder.NewRecord()
-	defer rec.Release()
 	w.rows, w.bytes = 0, 0
-	if err := w.fw.Write(rec); err != nil {
+	err := w.fw.Write(rec)
+	rec.Release()
+	if err != nil {
 		w.failed = true
 		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	for i, f := range fields {
+		if sb, ok := f.(*array.StringBuilder); ok {
+			sb.Reserve(rows)
+			sb.ReserveData(dataLens[i])
+		}
 	}
 	return nil
 }
