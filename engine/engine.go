@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"sync"
 
@@ -88,14 +90,16 @@ type Engine struct {
 
 // Stats are running totals since New.
 type Stats struct {
-	Steps           int64
-	PromptTokens    int64 // prefilled (prompts and appended tokens)
-	GeneratedTokens int64
-	Waiting         int
-	Running         int
-	Paused          int
-	KVReserved      int
-	KVTokens        int
+	Steps        int64
+	PromptTokens int64 // prefilled (prompts and appended tokens)
+	// SharedPromptTokens were copied from a sequence with the same prompt instead of prefilled.
+	SharedPromptTokens int64
+	GeneratedTokens    int64
+	Waiting            int
+	Running            int
+	Paused             int
+	KVReserved         int
+	KVTokens           int
 }
 
 // New starts an engine on m. Close stops it.
@@ -174,6 +178,7 @@ func (e *Engine) Submit(ctx context.Context, req Request) (*Sequence, error) {
 			s.text = newTextMatcher(e.opts.Tokenizer, req.StopStrings, req.PauseStrings)
 		}
 		s.pending = append([]int32(nil), req.Prompt...)
+		s.promptKey = hashTokens(req.Prompt)
 		s.state = stateWaiting
 		e.waiting = append(e.waiting, s)
 		s.stopCtx = context.AfterFunc(ctx, s.Cancel) // runs s.Cancel later, never inline
@@ -305,6 +310,16 @@ func (e *Engine) finish(s *Sequence, ev Event) {
 		s.stopCtx()
 	}
 	s.emit(ev)
+}
+
+func hashTokens(ids []int32) uint64 {
+	h := fnv.New64a()
+	var b [4]byte
+	for _, id := range ids {
+		binary.LittleEndian.PutUint32(b[:], uint32(id))
+		h.Write(b[:])
+	}
+	return h.Sum64()
 }
 
 func removeSeq(list []*Sequence, s *Sequence) []*Sequence {

@@ -325,3 +325,28 @@ func TestCloseEndsEverything(t *testing.T) {
 		t.Errorf("submit after close: %v", err)
 	}
 }
+
+// Samples of one prompt submitted together share its prefill (a device copy of the keys and
+// values) and give exactly what each gives alone.
+func TestSharedPromptMatchesSeparate(t *testing.T) {
+	m, _ := testModel(t)
+	e := newEngine(t, m, Options{MaxSeqs: 8, StepTokens: 16})
+	p := prompt(40, 5) // longer than a step, so the first sample prefills over several steps
+	req := func(s uint64) Request {
+		return Request{Prompt: p, MaxTokens: 10, Sampling: Sampling{Temperature: 1, Seed: seed(s)}}
+	}
+	var alone []Output
+	for s := range uint64(4) {
+		alone = append(alone, run(t, e, []Request{req(s)})[0])
+	}
+	before := e.Stats().SharedPromptTokens
+	together := run(t, e, []Request{req(0), req(1), req(2), req(3)})
+	if shared := e.Stats().SharedPromptTokens - before; shared != 3*int64(len(p)-1) {
+		t.Errorf("%d prompt tokens shared, want %d", shared, 3*(len(p)-1))
+	}
+	for i := range alone {
+		if !slices.Equal(alone[i].Tokens, together[i].Tokens) || !slices.Equal(alone[i].LogProbs, together[i].LogProbs) {
+			t.Errorf("sample %d: alone %v, sharing the prompt %v", i, alone[i].Tokens, together[i].Tokens)
+		}
+	}
+}

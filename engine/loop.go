@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"gorstar/model"
 )
@@ -76,10 +77,13 @@ func (e *Engine) step() {
 	var in []model.DecodeInput
 	var seqs []*Sequence
 	budget := e.opts.StepTokens
+	e.sharePrompts()
 	for _, s := range e.active {
+		s.inStep = false
 		if s.state == stateRunning && len(s.pending) == 1 {
 			in = append(in, model.DecodeInput{Cache: s.cache, Tokens: s.pending})
 			seqs = append(seqs, s)
+			s.inStep = true
 			budget--
 		}
 	}
@@ -87,12 +91,14 @@ func (e *Engine) step() {
 		if budget <= 0 {
 			break
 		}
-		if s.state == stateRunning && len(s.pending) > 1 {
-			n := min(len(s.pending), budget)
-			in = append(in, model.DecodeInput{Cache: s.cache, Tokens: s.pending[:n]})
-			seqs = append(seqs, s)
-			budget -= n
+		if s.state != stateRunning || len(s.pending) <= 1 || (s.cache.Len() == 0 && e.promptDonor(s) != nil) {
+			continue // nothing to prefill, or a sibling is computing the same prompt: copy it later
 		}
+		n := min(len(s.pending), budget)
+		in = append(in, model.DecodeInput{Cache: s.cache, Tokens: s.pending[:n]})
+		seqs = append(seqs, s)
+		s.inStep = true
+		budget -= n
 	}
 	if len(in) == 0 {
 		return
@@ -126,6 +132,42 @@ func (e *Engine) step() {
 			e.accept(s, targets[i], logprobs[i])
 		}
 	}
+}
+
+// sharePrompts gives every sequence that has not started its prompt the keys and values of an
+// admitted sequence with the same prompt that has computed it (the n samples of one prompt,
+// GRPO's group): a device copy instead of a prefill. The last prompt token is still fed, for the
+// logits of the first sample.
+func (e *Engine) sharePrompts() {
+	for _, s := range e.active {
+		if s.state != stateRunning || s.cache.Len() != 0 || len(s.req.Prompt) < 2 {
+			continue
+		}
+		d := e.promptDonor(s)
+		if d == nil || d.cache.Len() < len(s.req.Prompt)-1 {
+			continue
+		}
+		n := len(s.req.Prompt) - 1
+		s.cache.CopyPrefix(d.cache, n)
+		s.pending = s.pending[n:]
+		e.stats.SharedPromptTokens += int64(n)
+	}
+}
+
+// promptDonor returns another admitted sequence with the same prompt that has started computing it
+// (the one furthest along), or nil.
+func (e *Engine) promptDonor(s *Sequence) *Sequence {
+	var best *Sequence
+	for _, d := range e.active {
+		if d == s || d.promptKey != s.promptKey || (d.cache.Len() == 0 && !d.inStep) ||
+			!slices.Equal(d.req.Prompt, s.req.Prompt) {
+			continue
+		}
+		if best == nil || d.cache.Len() > best.cache.Len() {
+			best = d
+		}
+	}
+	return best
 }
 
 // accept records a sampled token and decides whether the sequence goes on, pauses or ends.

@@ -43,6 +43,21 @@ func (c *KVCache) Truncate(n int) {
 	c.length = n
 }
 
+// CopyPrefix makes the cache hold the first n tokens of src (same model), replacing what it held:
+// the keys and values of a shared prompt, copied on the device instead of recomputed.
+func (c *KVCache) CopyPrefix(src *KVCache, n int) {
+	if n < 0 || n > src.length || n > c.capacity || src.kvDim != c.kvDim {
+		panic(fmt.Sprintf("model: KVCache.CopyPrefix of %d tokens from a cache holding %d into one of capacity %d",
+			n, src.length, c.capacity))
+	}
+	layers := c.buf.Len() / (2 * c.capacity * c.kvDim)
+	for l := 0; l < layers; l++ {
+		kernels.Copy(c.keys(l), src.keys(l).Slice(0, n*c.kvDim))
+		kernels.Copy(c.values(l), src.values(l).Slice(0, n*c.kvDim))
+	}
+	c.length = n
+}
+
 // Free releases the cache's buffer.
 func (c *KVCache) Free() {
 	c.buf.Free()
