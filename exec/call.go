@@ -66,10 +66,10 @@ func (r Result) ToolText(max int) string {
 		}
 		b.WriteString(withCut(r.Stderr, r.StderrChars))
 	case StatusTimeout:
-		if r.Stderr != "" {
-			b.WriteString(withCut(r.Stderr, r.StderrChars))
+		if r.Stderr == "" {
+			b.WriteString("Timed out.")
 		}
-		b.WriteString("Timeout: the code ran past its time limit.")
+		b.WriteString(withCut(r.Stderr, r.StderrChars))
 	case StatusOutputLimit:
 		b.WriteString("Output limit: the code printed too much and was stopped.")
 	default:

@@ -78,6 +78,12 @@ var systemDirs = []string{"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"}
 var etcFiles = []string{"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
 	"/etc/alternatives", "/etc/python3", "/etc/mime.types"}
 
+// forkFriendlyEnv makes the zygote's heap live in transparent huge pages (glibc malloc for Python
+// objects, and glibc asked to madvise its heap): fork then copies a few page-middle-directory
+// entries instead of one entry per 4 KiB page. On the VMs measured this cut a sympy-sized zygote's
+// fork+exit cost about 2.5×. It is harmless where THP is off.
+var forkFriendlyEnv = []string{"--setenv", "PYTHONMALLOC", "malloc", "--setenv", "GLIBC_TUNABLES", "glibc.malloc.hugetlb=1"}
+
 // bwrapArgs builds the bubblewrap command line that starts the zygote.
 func (s *sandbox) bwrapArgs(prefixes []string) []string {
 	a := []string{s.bwrap,
@@ -88,6 +94,7 @@ func (s *sandbox) bwrapArgs(prefixes []string) []string {
 		"--setenv", "OPENBLAS_NUM_THREADS", "1", "--setenv", "OMP_NUM_THREADS", "1",
 		"--setenv", "MKL_NUM_THREADS", "1", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
 	}
+	a = append(a, forkFriendlyEnv...)
 	if !s.asRoot {
 		a = append(a, "--unshare-user")
 	}

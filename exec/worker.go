@@ -88,7 +88,9 @@ func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygot
 	if err != nil {
 		return nil, err
 	}
-	argv := []string{sb.python, "-I", "-c", zygoteSource, string(confJSON)}
+	// -s, not -I: the environment is ours (bwrap --clearenv, or set below), and PYTHONMALLOC must
+	// be read. The zygote drops the current directory from sys.path itself.
+	argv := []string{sb.python, "-s", "-c", zygoteSource, string(confJSON)}
 	if sb.kind == SandboxBwrap {
 		argv = append(sb.bwrapArgs(prefixes), argv...)
 	}
@@ -98,7 +100,8 @@ func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygot
 	if sb.kind == SandboxNone {
 		cmd.Dir = private
 		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "OPENBLAS_NUM_THREADS=1",
-			"OMP_NUM_THREADS=1", "HOME=" + private, "TMPDIR=" + private}
+			"OMP_NUM_THREADS=1", "HOME=" + private, "TMPDIR=" + private, "PYTHONMALLOC=malloc",
+			"GLIBC_TUNABLES=glibc.malloc.hugetlb=1"}
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = 2 * time.Second
