@@ -212,11 +212,11 @@ func difference(ev *evaluator, a, b *node) (zero, rational bool, err error) {
 	if ra && rb {
 		return qa.Cmp(qb) == 0, true, nil
 	}
-	l, err := va.num.mul(vb.den, ev.bud)
+	l, err := va.numer().mul(vb.denom(), ev.bud)
 	if err != nil {
 		return false, false, err
 	}
-	r, err := vb.num.mul(va.den, ev.bud)
+	r, err := vb.numer().mul(va.denom(), ev.bud)
 	if err != nil {
 		return false, false, err
 	}
@@ -301,11 +301,11 @@ func (c *comparer) sameRelations(as []*node, arels []string, bs []*node, brels [
 		if err != nil {
 			return false, "cannot evaluate: " + err.Error()
 		}
-		p, err := da.num.mul(db.den, ev.bud)
+		p, err := da.numer().mul(db.denom(), ev.bud)
 		if err != nil {
 			return false, "cannot evaluate: " + err.Error()
 		}
-		q, err := db.num.mul(da.den, ev.bud)
+		q, err := db.numer().mul(da.denom(), ev.bud)
 		if err != nil {
 			return false, "cannot evaluate: " + err.Error()
 		}
@@ -327,8 +327,8 @@ func (c *comparer) sameRelations(as []*node, arels []string, bs []*node, brels [
 		if arels[i] != "=" && arels[i] != "≠" {
 			// Only a positive multiple keeps an inequality, and the sign of a non-constant
 			// denominator is unknown.
-			_, ca := da.den.constant()
-			_, cb := db.den.constant()
+			_, ca := da.denom().constant()
+			_, cb := db.denom().constant()
 			if k.Sign() < 0 || !ca || !cb {
 				return false, "different inequalities"
 			}
@@ -346,7 +346,7 @@ func sideDifference(ev *evaluator, l, r *node) (value, error) {
 	if err != nil {
 		return value{}, err
 	}
-	return ev.add(vl, value{vr.num.scale(big.NewRat(-1, 1)), vr.den})
+	return ev.add(vl, vr.neg())
 }
 
 func sortedNames(m map[string]bool) []string {

@@ -125,10 +125,10 @@ func fingerprint(f complex128) string {
 func equationKey(a *answer) string {
 	if len(a.rels) == 1 && (a.rels[0] == "=" || a.rels[0] == "≠") {
 		ev := &evaluator{bud: newBudget(exactOps)}
-		if d, err := sideDifference(ev, a.sides[0], a.sides[1]); err == nil && len(d.num) > 0 {
-			if _, ok := d.den.constant(); ok {
-				lead := d.num[d.num.sortedKeys()[0]].coef
-				return a.rels[0] + "0:" + d.num.scale(new(big.Rat).Inv(lead)).String()
+		if d, err := sideDifference(ev, a.sides[0], a.sides[1]); err == nil && len(d.numer()) > 0 {
+			if _, ok := d.denom().constant(); ok {
+				lead := d.numer()[d.numer().sortedKeys()[0]].coef
+				return a.rels[0] + "0:" + d.numer().scale(new(big.Rat).Inv(lead)).String()
 			}
 			return a.rels[0] + "0:" + d.key()
 		}

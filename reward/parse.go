@@ -3,6 +3,7 @@ package reward
 import (
 	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
 )
 
@@ -331,7 +332,7 @@ func (p *parser) number(text string) (*node, error) {
 		n.num = new(big.Rat).SetInt(v)
 		return n, nil
 	}
-	v, ok := new(big.Rat).SetString(strings.TrimSuffix(text, "."))
+	v, ok := parseDecimal(strings.TrimSuffix(text, "."))
 	if !ok {
 		return nil, fmt.Errorf("bad number %q", text)
 	}
@@ -358,6 +359,16 @@ func (p *parser) number(text string) (*node, error) {
 		p.i = save
 	}
 	return n, nil
+}
+
+// parseDecimal reads a literal, with a fast path for short integers.
+func parseDecimal(text string) (*big.Rat, bool) {
+	if len(text) <= 18 {
+		if i, err := strconv.ParseInt(text, 10, 64); err == nil {
+			return new(big.Rat).SetInt64(i), true
+		}
+	}
+	return new(big.Rat).SetString(text)
 }
 
 // rawArg reads a subscript: one token, or a brace group, as text.

@@ -116,7 +116,11 @@ func (p poly) add(q poly, sign int) poly {
 	return out
 }
 
+// scale returns q·p. Polynomials are never mutated, so scaling by 1 returns p itself.
 func (p poly) scale(q *big.Rat) poly {
+	if q.Cmp(ratOne) == 0 {
+		return p
+	}
 	out := make(poly, len(p))
 	if q.Sign() == 0 {
 		return out

@@ -7,12 +7,42 @@ import (
 )
 
 // value is an exact quotient of polynomials. The denominator is never zero; a constant
-// denominator is folded into the numerator.
-type value struct{ num, den poly }
+// denominator is folded into the numerator. A rational value is held as q alone, which keeps the
+// common case (plain numbers) free of maps.
+type value struct {
+	q        *big.Rat // when non-nil, the value is q and num, den are unused; never mutated
+	num, den poly
+}
 
-func constValue(q *big.Rat) value { return value{constPoly(q), constPoly(big.NewRat(1, 1))} }
+func constValue(q *big.Rat) value { return value{q: q} }
+
+func polyValue(num poly) value { return value{num: num, den: constPoly(ratOne)} }
+
+func (v value) numer() poly {
+	if v.q != nil {
+		return constPoly(v.q)
+	}
+	return v.num
+}
+
+func (v value) denom() poly {
+	if v.q != nil {
+		return constPoly(ratOne)
+	}
+	return v.den
+}
+
+func (v value) neg() value {
+	if v.q != nil {
+		return constValue(new(big.Rat).Neg(v.q))
+	}
+	return value{num: v.num.scale(big.NewRat(-1, 1)), den: v.den}
+}
 
 func (v value) rational() (*big.Rat, bool) {
+	if v.q != nil {
+		return v.q, true
+	}
 	n, ok1 := v.num.constant()
 	d, ok2 := v.den.constant()
 	if !ok1 || !ok2 {
@@ -26,12 +56,15 @@ func makeValue(num, den poly) (value, error) {
 		return value{}, fmt.Errorf("division by zero")
 	}
 	if c, ok := den.constant(); ok {
-		if c.Cmp(ratOne) == 0 {
-			return value{num, den}, nil
+		if n, ok := num.constant(); ok {
+			return constValue(new(big.Rat).Quo(n, c)), nil
 		}
-		return value{num.scale(new(big.Rat).Inv(c)), constPoly(ratOne)}, nil
+		if c.Cmp(ratOne) == 0 {
+			return value{num: num, den: den}, nil
+		}
+		return polyValue(num.scale(new(big.Rat).Inv(c))), nil
 	}
-	return value{num, den}, nil
+	return value{num: num, den: den}, nil
 }
 
 // ratOne is read-only: constPoly copies it.
@@ -39,12 +72,12 @@ var ratOne = big.NewRat(1, 1)
 
 // key is a canonical-ish text of the value, used to name opaque atoms such as sin(key).
 func (v value) key() string {
-	if c, ok := v.den.constant(); ok && c.Cmp(big.NewRat(1, 1)) == 0 {
-		return v.num.String()
+	if c, ok := v.denom().constant(); ok && c.Cmp(big.NewRat(1, 1)) == 0 {
+		return v.numer().String()
 	}
-	lead := v.den[v.den.sortedKeys()[0]].coef
+	lead := v.denom()[v.denom().sortedKeys()[0]].coef
 	inv := new(big.Rat).Inv(lead)
-	return "(" + v.num.scale(inv).String() + ")/(" + v.den.scale(inv).String() + ")"
+	return "(" + v.numer().scale(inv).String() + ")/(" + v.denom().scale(inv).String() + ")"
 }
 
 // evaluator computes exact values. With env set, variables take those rational values.
@@ -60,18 +93,18 @@ func (ev *evaluator) eval(n *node) (value, error) {
 	case nVar:
 		switch n.name {
 		case "i":
-			return value{monoPoly(monomial{imag: true}, big.NewRat(1, 1)), constPoly(big.NewRat(1, 1))}, nil
+			return polyValue(monoPoly(monomial{imag: true}, big.NewRat(1, 1))), nil
 		}
 		if q, ok := ev.env[n.name]; ok {
 			return constValue(q), nil
 		}
-		return value{varPoly(n.name), constPoly(big.NewRat(1, 1))}, nil
+		return polyValue(varPoly(n.name)), nil
 	case nNeg:
 		a, err := ev.eval(n.args[0])
 		if err != nil {
 			return value{}, err
 		}
-		return value{a.num.scale(big.NewRat(-1, 1)), a.den}, nil
+		return a.neg(), nil
 	case nAdd:
 		acc, err := ev.eval(n.args[0])
 		if err != nil {
@@ -138,18 +171,18 @@ func (ev *evaluator) add(a, b value) (value, error) {
 			return constValue(r), nil
 		}
 	}
-	if a.den.String() == b.den.String() {
-		return makeValue(a.num.add(b.num, 1), a.den)
+	if a.denom().String() == b.denom().String() {
+		return makeValue(a.numer().add(b.numer(), 1), a.denom())
 	}
-	ad, err := a.num.mul(b.den, ev.bud)
+	ad, err := a.numer().mul(b.denom(), ev.bud)
 	if err != nil {
 		return value{}, err
 	}
-	bc, err := b.num.mul(a.den, ev.bud)
+	bc, err := b.numer().mul(a.denom(), ev.bud)
 	if err != nil {
 		return value{}, err
 	}
-	dd, err := a.den.mul(b.den, ev.bud)
+	dd, err := a.denom().mul(b.denom(), ev.bud)
 	if err != nil {
 		return value{}, err
 	}
@@ -166,14 +199,14 @@ func (ev *evaluator) mul(a, b value) (value, error) {
 			return constValue(r), nil
 		}
 	}
-	nn, err := a.num.mul(b.num, ev.bud)
+	nn, err := a.numer().mul(b.numer(), ev.bud)
 	if err != nil {
 		return value{}, err
 	}
 	if len(nn) == 0 {
 		return constValue(new(big.Rat)), nil
 	}
-	dd, err := a.den.mul(b.den, ev.bud)
+	dd, err := a.denom().mul(b.denom(), ev.bud)
 	if err != nil {
 		return value{}, err
 	}
@@ -181,16 +214,16 @@ func (ev *evaluator) mul(a, b value) (value, error) {
 }
 
 func (ev *evaluator) div(a, b value) (value, error) {
-	if len(b.num) == 0 {
+	if len(b.numer()) == 0 {
 		return value{}, fmt.Errorf("division by zero")
 	}
-	return ev.mul(a, value{b.den, b.num})
+	return ev.mul(a, value{num: b.denom(), den: b.numer()})
 }
 
 // opaque wraps something gorstar does not simplify (sin x, x^y, √x) as an indeterminate named by
 // its canonical text, so equal inputs still compare equal.
 func opaque(name string) value {
-	return value{varPoly("⟨" + name + "⟩"), constPoly(big.NewRat(1, 1))}
+	return polyValue(varPoly("⟨" + name + "⟩"))
 }
 
 func (ev *evaluator) pow(n *node) (value, error) {
@@ -229,10 +262,10 @@ func (ev *evaluator) intPow(base value, k *big.Int) (value, error) {
 		return constValue(big.NewRat(1, 1)), nil
 	}
 	if k.Sign() < 0 {
-		if len(base.num) == 0 {
+		if len(base.numer()) == 0 {
 			return value{}, fmt.Errorf("division by zero")
 		}
-		base = value{base.den, base.num}
+		base = value{num: base.denom(), den: base.numer()}
 		k = new(big.Int).Neg(k)
 	}
 	if c, ok := base.rational(); ok {
@@ -317,7 +350,7 @@ func (ev *evaluator) rootOfConst(c *big.Rat, r int) (value, error) {
 			coef.Neg(coef)
 		}
 	}
-	return value{monoPoly(m, coef), constPoly(big.NewRat(1, 1))}, nil
+	return polyValue(monoPoly(m, coef)), nil
 }
 
 const (
@@ -463,7 +496,7 @@ func (ev *evaluator) abs(n *node) (value, error) {
 	}
 	if f, err := evalFloat(n.args[0], nil); err == nil && imag(f) == 0 && !n.args[0].hasVars() && math.Abs(real(f)) > 1e-9 {
 		if real(f) < 0 {
-			return value{x.num.scale(big.NewRat(-1, 1)), x.den}, nil
+			return x.neg(), nil
 		}
 		return x, nil
 	}
