@@ -41,6 +41,9 @@ var adversarialInputs = []string{
 	strings.Repeat(`\boxed{`, 3000) + "1" + strings.Repeat("}", 3000),
 	strings.Repeat("<answer>", 3000) + strings.Repeat("</answer>", 3000),
 	`\frac{(x+y)^{40}}{(x-y)^{40}} + \frac{(x-y)^{40}}{(x+y)^{40}}`,
+	`\{` + strings.Repeat(`(\sqrt2+\sqrt3+\sqrt5+x)^{9},`, 40) + `1\}`,
+	strings.Repeat(`(\sqrt2+\sqrt3+x+y)^{7}, `, 60) + "1",
+	strings.Repeat(`\sin(x^{99}+y), `, 60) + "1",
 }
 
 func TestAdversarialInputsAreBounded(t *testing.T) {

@@ -6,15 +6,19 @@ import (
 )
 
 const (
-	exactOps  = 6000 // budget for the exact symbolic comparison of one grade
-	pointOps  = 2000 // budget for each evaluation at a sample point
-	numPoints = 3
+	exactOps   = 5000 // budget for the exact symbolic comparisons of one grade
+	pointOps   = 4000 // budget for all evaluations at sample points in one grade
+	numPoints  = 3
+	maxScalars = 1000 // scalar comparisons in one grade (sets compare elements pairwise)
 )
 
-// comparer holds one grade's options and shared work budget.
+// comparer holds one grade's options and its work budgets, shared by every comparison the grade
+// makes, so that a large set of expensive elements is bounded as a whole.
 type comparer struct {
-	opts Options
-	bud  *budget
+	opts    Options
+	bud     *budget // exact symbolic work
+	points  *budget // exact work at sample points
+	scalars int     // scalar comparisons made
 }
 
 func equivalent(got, ref string, opts Options) (bool, string) {
@@ -25,7 +29,7 @@ func equivalent(got, ref string, opts Options) (bool, string) {
 	if b.kind == "empty" {
 		return false, "empty reference"
 	}
-	c := &comparer{opts: opts, bud: newBudget(exactOps)}
+	c := &comparer{opts: opts, bud: newBudget(exactOps), points: newBudget(pointOps)}
 	return c.equal(a, b)
 }
 
@@ -134,6 +138,9 @@ func (c *comparer) matrix(a, b *answer) (bool, string) {
 // scalar compares two expressions exactly, then (past the bounds, or with opaque functions)
 // numerically, and in RStar2 mode with the release's tolerances.
 func (c *comparer) scalar(a, b *node) (bool, string) {
+	if c.scalars++; c.scalars > maxScalars {
+		return false, "too many comparisons"
+	}
 	ok, why, decided := c.exact(a, b)
 	if decided && ok {
 		return true, why
@@ -184,7 +191,7 @@ func (c *comparer) exact(a, b *node) (ok bool, why string, decided bool) {
 		for j, v := range vars {
 			env[v] = samplePoint(j, k)
 		}
-		ev := &evaluator{bud: newBudget(pointOps), env: env}
+		ev := &evaluator{bud: c.points, env: env}
 		same, _, err := difference(ev, a, b)
 		if err != nil {
 			return false, "past exact bounds: " + err.Error(), false

@@ -24,33 +24,34 @@ func Kind(answer string) string {
 // variables, sorted for sets. It is best effort: equal keys mean equivalent answers with high
 // probability; Equivalent is the exact test.
 func Canonical(answer string) string {
-	return canonicalKey(parseAnswer(answer))
+	return canonicalKey(parseAnswer(answer), newBudget(exactOps))
 }
 
-func canonicalKey(a *answer) string {
+// canonicalKey names a parsed answer; bud bounds the exact work of the whole key.
+func canonicalKey(a *answer, bud *budget) string {
 	switch {
 	case a.kind == "empty":
 		return ""
 	case a.kind == "text":
 		return "text:" + a.text
 	case a.expr != nil:
-		return scalarKey(a.expr)
+		return scalarKey(a.expr, bud)
 	case a.kind == "matrix":
-		return fmt.Sprintf("matrix%dx%d", a.rows, a.cols) + listKey(a.items, false, "(", ")")
+		return fmt.Sprintf("matrix%dx%d", a.rows, a.cols) + listKey(a.items, false, "(", ")", bud)
 	case a.union:
-		return "union" + listKey(a.items, true, "(", ")")
+		return "union" + listKey(a.items, true, "(", ")", bud)
 	case a.kind == "equation":
-		return equationKey(a)
+		return equationKey(a, bud)
 	case a.open == "{":
-		return listKey(a.items, true, "{", "}")
+		return listKey(a.items, true, "{", "}", bud)
 	}
-	return listKey(a.items, false, a.open, a.close)
+	return listKey(a.items, false, a.open, a.close, bud)
 }
 
-func listKey(items []*answer, sorted bool, open, close string) string {
+func listKey(items []*answer, sorted bool, open, close string, bud *budget) string {
 	keys := make([]string, len(items))
 	for i, it := range items {
-		keys[i] = canonicalKey(it)
+		keys[i] = canonicalKey(it, bud)
 	}
 	if sorted {
 		sort.Strings(keys)
@@ -67,8 +68,8 @@ func listKey(items []*answer, sorted bool, open, close string) string {
 
 // scalarKey is the exact rational when there is one, else a numeric fingerprint (at sample points
 // for expressions in variables), else the expression's exact canonical text.
-func scalarKey(n *node) string {
-	ev := &evaluator{bud: newBudget(exactOps)}
+func scalarKey(n *node, bud *budget) string {
+	ev := &evaluator{bud: bud}
 	v, err := ev.eval(n)
 	if err == nil {
 		if q, ok := v.rational(); ok {
@@ -122,9 +123,9 @@ func fingerprint(f complex128) string {
 }
 
 // equationKey normalizes L − R (scaled so its leading coefficient is 1) for a single relation.
-func equationKey(a *answer) string {
+func equationKey(a *answer, bud *budget) string {
 	if len(a.rels) == 1 && (a.rels[0] == "=" || a.rels[0] == "≠") {
-		ev := &evaluator{bud: newBudget(exactOps)}
+		ev := &evaluator{bud: bud}
 		if d, err := sideDifference(ev, a.sides[0], a.sides[1]); err == nil && len(d.numer()) > 0 {
 			if _, ok := d.denom().constant(); ok {
 				lead := d.numer()[d.numer().sortedKeys()[0]].coef

@@ -141,7 +141,11 @@ func (p poly) mul(q poly, bud *budget) (poly, error) {
 	out := poly{}
 	for _, a := range p {
 		for _, b := range q {
-			if err := bud.spend(1 + (a.coef.Num().BitLen()+b.coef.Num().BitLen())/256); err != nil {
+			cost := 1 + (a.coef.Num().BitLen()+b.coef.Num().BitLen())/256
+			if a.mono.root.n != 0 && b.mono.root.n != 0 {
+				cost += 4 // combining radicals factors and allocates
+			}
+			if err := bud.spend(cost); err != nil {
 				return nil, err
 			}
 			m, neg, extra, err := mulMonomials(a.mono, b.mono)
