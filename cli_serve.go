@@ -22,7 +22,7 @@ import (
 // engineFlags size the generation engine (serve and chat).
 func engineFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.IntFlag{Name: "kv-tokens", Value: 65536, Usage: "KV cache budget in tokens over all sequences (admission never evicts)"},
+		&cli.IntFlag{Name: "kv-tokens", Usage: "KV cache budget in tokens over all sequences; admission never evicts (default 65536, less when over 4 GiB)"},
 		&cli.IntFlag{Name: "max-seqs", Value: 64, Usage: "sequences decoded together at most (the largest decode batch)"},
 		&cli.IntFlag{Name: "step-tokens", Value: 512, Usage: "tokens per forward step (decodes first, then prefill chunks)"},
 		&cli.StringFlag{Name: "template", Usage: "chat template: a built-in name (rstar2, chatml) or a file (default rollout.template)"},
@@ -84,9 +84,9 @@ func loadForGeneration(c *cli.Context, o Options, dir string, maxWaiting int) (*
 		m.Close()
 		return nil, usererr.New("%s: the tokenizer has %d tokens, more than the model's vocab_size %d", dir, tok.VocabSize(), m.Config.VocabSize)
 	}
-	if c.Int("kv-tokens") < 1 || c.Int("max-seqs") < 1 || c.Int("step-tokens") < 1 {
+	if c.Int("kv-tokens") < 0 || c.Int("max-seqs") < 1 || c.Int("step-tokens") < 1 {
 		m.Close()
-		return nil, usererr.New("--kv-tokens, --max-seqs and --step-tokens must be ≥ 1")
+		return nil, usererr.New("--kv-tokens must be ≥ 0 (0: automatic), --max-seqs and --step-tokens ≥ 1")
 	}
 	eng, err := engine.New(m, engine.Options{KVTokens: c.Int("kv-tokens"), MaxSeqs: c.Int("max-seqs"),
 		StepTokens: c.Int("step-tokens"), MaxWaiting: maxWaiting, Seed: uint64(o.Seed), Tokenizer: tok})

@@ -15,7 +15,8 @@ import (
 
 // Options size the engine. Zero values pick the defaults shown.
 type Options struct {
-	// KVTokens is the KV cache budget in tokens over all admitted sequences (default 65536). A
+	// KVTokens is the KV cache budget in tokens over all admitted sequences (default 65536, fewer
+	// for models whose cache would pass 4 GiB). A
 	// sequence is admitted only when its whole capacity fits beside the others'; nothing is evicted.
 	KVTokens int
 	// MaxSeqs bounds the sequences admitted at once (default 64), which is the largest decode batch.
@@ -36,7 +37,10 @@ type Options struct {
 
 func (o Options) withDefaults(c model.Config) Options {
 	if o.KVTokens <= 0 {
-		o.KVTokens = 65536
+		// 65536 tokens, or fewer when that would take over 4 GiB (large models), but at least one
+		// full context.
+		perToken := 4 * c.KVCacheFloats(1)
+		o.KVTokens = max(min(65536, (4<<30)/max(perToken, 1)), c.MaxPositionEmbeddings, 1)
 	}
 	if o.MaxSeqs <= 0 {
 		o.MaxSeqs = 64
