@@ -232,6 +232,16 @@ func execBench(c *cli.Context) error {
 		return err
 	}
 	ctx := c.Context
+	workloads := strings.Split(c.String("workload"), ",")
+	for i, wl := range workloads {
+		workloads[i] = strings.TrimSpace(wl)
+		if _, ok := exec.Workloads[workloads[i]]; !ok {
+			return usererr.New("exec bench --workload: want print, comb, sympy or mixed (or a comma list), got %q", wl)
+		}
+	}
+	if c.Int("concurrency") < 1 {
+		return usererr.New("exec bench --concurrency: must be ≥ 1, got %d", c.Int("concurrency"))
+	}
 	var runner exec.Runner
 	var workers int
 	name := "pool"
@@ -254,8 +264,7 @@ func execBench(c *cli.Context) error {
 		return execLoadTest(c, o, runner, endpoints, n)
 	}
 	var reports []benchReport
-	for _, wl := range strings.Split(c.String("workload"), ",") {
-		wl = strings.TrimSpace(wl)
+	for _, wl := range workloads {
 		if !o.Quiet {
 			fmt.Fprintf(c.App.ErrWriter, "bench %s: %s, %d in flight, %s\n", wl, name, c.Int("concurrency"), c.Duration("duration"))
 		}

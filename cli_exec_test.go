@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	gexec "gorstar/exec"
+)
+
+func needSandbox(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH")
+	}
+	if !gexec.BwrapAvailable() {
+		t.Skip("bwrap not on PATH: install bubblewrap")
+	}
+}
+
+// light keeps the CLI tests fast: workers import only math.
+var light = []string{"--set", `exec.modules=["math"]`}
+
+func TestExecRunCommand(t *testing.T) {
+	needSandbox(t)
+	r := runCLI(t, append([]string{"exec", "run", "--code", "x = 6 * 7\nx"}, light...)...)
+	if r.Code != 0 || r.Stdout != "42\n" {
+		t.Fatalf("%+v", r)
+	}
+	out := decodeJSON(t, runCLI(t, append([]string{"exec", "run", "--json", "--code", "1/0"}, light...)...))
+	if out["status"] != "error" || !strings.HasPrefix(out["stderr"].(string), "ZeroDivisionError at line 1") {
+		t.Fatalf("%v", out)
+	}
+	out = decodeJSON(t, runCLI(t, append([]string{"exec", "run", "--json", "--timeout", "300ms", "--code", "while True: pass"}, light...)...))
+	if out["status"] != "timeout" {
+		t.Fatalf("%v", out)
+	}
+	for _, args := range [][]string{
+		{"exec", "run"},
+		{"exec", "run", "--code", "1", "--memory", "lots"},
+		{"exec", "run", "--code", "1", "--timeout", "soon"},
+		{"exec", "run", "--code", "1", "--sandbox", "docker"},
+		{"exec", "run", "/no/such/file.py"},
+		{"exec", "bench", "--workload", "nope", "--duration", "1ms", "--workers", "1"},
+	} {
+		if r := runCLI(t, args...); r.Code != 1 || strings.Count(r.Stderr, "\n") != 1 {
+			t.Errorf("%v: want exit 1 and one line, got %+v", args, r)
+		}
+	}
+}
+
+func TestExecBenchCommand(t *testing.T) {
+	needSandbox(t)
+	out := decodeJSON(t, runCLI(t, append([]string{"exec", "bench", "--json", "--workload", "print", "--concurrency", "4",
+		"--duration", "300ms", "--workers", "2"}, light...)...))
+	for _, k := range []string{"calls", "calls_per_s", "p50_ms", "p90_ms", "p99_ms", "errors", "baseline", "speedup"} {
+		if _, ok := out[k]; !ok {
+			t.Errorf("bench --json lacks %q: %v", k, out)
+		}
+	}
+	if out["errors"] != 0.0 || out["calls"].(float64) < 1 {
+		t.Errorf("bench: %v", out)
+	}
+	load := decodeJSON(t, runCLI(t, append([]string{"exec", "bench", "--json", "--calls", "300", "--concurrency", "32", "--workers", "2"}, light...)...))
+	l := load["load"].(map[string]any)
+	if l["calls"] != 300.0 || l["lost"] != 0.0 || l["duplicated"] != 0.0 || l["errors"] != 0.0 {
+		t.Errorf("load test: %v", load)
+	}
+}
