@@ -77,10 +77,11 @@ func testSGEMM(t *testing.T) {
 				want, bound := refGEMM(tA, tB, M, N, K, ab[0], A, lda, B, ldb, ab[1], Cm, ldc)
 				cb := buf(t, Cm)
 				if ab[1] == 0 { // beta 0 must not read C: poison it
-					f := cb.Floats()
+					f := make([]float32, cb.Len())
 					for i := range f {
 						f[i] = float32(math.NaN())
 					}
+					cb.CopyFrom(f)
 				}
 				SGEMM(tA, tB, M, N, K, float32(ab[0]), buf(t, A), lda, buf(t, B), ldb, float32(ab[1]), cb, ldc)
 				got := read(cb)
