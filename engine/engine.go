@@ -334,3 +334,9 @@ func removeSeq(list []*Sequence, s *Sequence) []*Sequence {
 	}
 	return list
 }
+
+// Append is s.Append: it queues tokens after the paused sequence's last one.
+func (e *Engine) Append(s *Sequence, tokens []int32) error { return e.appendTokens(s, tokens) }
+
+// Resume is s.Resume: the paused sequence is scheduled again.
+func (e *Engine) Resume(s *Sequence) error { return e.resume(s) }

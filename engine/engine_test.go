@@ -177,15 +177,25 @@ func TestPauseAppendResumeEqualsOneShot(t *testing.T) {
 		t.Fatalf("turn 1 = %+v, want a pause after token %d", turn1, pauseTok)
 	}
 	tool := prompt(17, 9)
-	if err := s.Append(tool); err != nil {
+	if err := e.Append(s, tool); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Resume(); err != nil {
+	if err := e.Resume(s); err != nil {
 		t.Fatal(err)
 	}
-	turn2, err := s.Wait(ctx)
-	if err != nil {
-		t.Fatal(err)
+
+	var turn2 Output
+	for ev := range s.Events(ctx) {
+		switch ev.Kind {
+		case EventToken:
+			turn2.Tokens = append(turn2.Tokens, ev.Token)
+			turn2.LogProbs = append(turn2.LogProbs, ev.LogProb)
+		case EventDone:
+			turn2.Finish = ev.Finish
+		}
+	}
+	if s.Append([]int32{1}) == nil || s.Resume() == nil {
+		t.Error("append or resume after the end: no error")
 	}
 	want := 12 - len(turn1.Tokens)
 	if turn2.Finish != FinishLength || len(turn2.Tokens) != want {

@@ -185,3 +185,27 @@ func (s *Sequence) Resume() error { return s.eng.resume(s) }
 // Cancel ends the sequence (EventDone with FinishCancelled unless it already ended) and frees its
 // cache. It is safe to call more than once and after the end.
 func (s *Sequence) Cancel() { s.eng.cancel(s) }
+
+// Events returns a channel carrying the sequence's events up to and including EventDone (or until
+// ctx ends); a goroutine forwards them. Next is the allocation-free alternative.
+func (s *Sequence) Events(ctx context.Context) <-chan Event {
+	ch := make(chan Event, 16)
+	go func() {
+		defer close(ch)
+		for {
+			ev, err := s.Next(ctx)
+			if err != nil {
+				return
+			}
+			select {
+			case ch <- ev:
+			case <-ctx.Done():
+				return
+			}
+			if ev.Kind == EventDone {
+				return
+			}
+		}
+	}()
+	return ch
+}
