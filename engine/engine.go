@@ -89,7 +89,7 @@ type Engine struct {
 	stats    Stats
 	statsMu  sync.Mutex
 	shared   Stats // copy of stats readable outside the loop
-	failErr  error
+	failErr  error // set when a step failed: the engine refuses new work
 }
 
 // Stats are running totals since New.
@@ -167,6 +167,10 @@ func (e *Engine) Submit(ctx context.Context, req Request) (*Sequence, error) {
 	s := &Sequence{eng: e, req: req, signal: make(chan struct{}, 1)}
 	var err error
 	if cerr := e.do(func() {
+		if e.failErr != nil {
+			err = e.failErr
+			return
+		}
 		if e.opts.MaxWaiting > 0 && len(e.waiting) >= e.opts.MaxWaiting {
 			err = fmt.Errorf("%w: %d waiting", ErrBusy, len(e.waiting))
 			return

@@ -33,7 +33,9 @@ func (e *Engine) loop() {
 		}
 		e.admit()
 		if e.runnable() {
-			e.step()
+			if err := e.safeStep(); err != nil {
+				e.failAll(err)
+			}
 		}
 		e.publishStats()
 	}
@@ -67,6 +69,29 @@ func (e *Engine) admit() {
 		s.state = stateRunning
 		e.active = append(e.active, s)
 		e.reserved += cache.Cap()
+	}
+}
+
+// safeStep runs a step and turns a panic in it (a kernel's size check: a bug) into an error, so a
+// server reports it instead of dying.
+func (e *Engine) safeStep() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("engine step failed: %v", p)
+		}
+	}()
+	e.step()
+	return nil
+}
+
+// failAll ends every sequence with err; later submissions fail with it too.
+func (e *Engine) failAll(err error) {
+	e.failErr = err
+	for len(e.waiting) > 0 {
+		e.finish(e.waiting[0], Event{Kind: EventDone, Finish: FinishError, Err: err})
+	}
+	for len(e.active) > 0 {
+		e.finish(e.active[0], Event{Kind: EventDone, Finish: FinishError, Err: err})
 	}
 }
 
