@@ -414,7 +414,6 @@ def run_stateless(req):
                     over = True
                     kill_uid(UID_BASE, pid)
     os.close(pidfd)
-    kill_uid(UID_BASE)
     reap()
     clean_tmp()
     code, sig = exit_status(exited)
