@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"gorstar/usererr"
@@ -63,9 +64,8 @@ func jsonText(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	if raw[0] == '"' {
-		// Most strings have no escapes: take the bytes between the quotes as they are.
-		if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-			return string(inner), true
+		if s, ok := unquoteJSON(raw); ok {
+			return s, true
 		}
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
@@ -120,4 +120,93 @@ func emptyJSONL(path string) error {
 // usererrAt prefixes err with file and line as a user error.
 func usererrAt(path string, line int, err error) error {
 	return usererr.New("%s:%d: %v", path, line, err)
+}
+
+// unquoteJSON decodes a JSON string token that a JSON decoder has already validated, without
+// validating it again (the hot path of big imports). ok is false when it meets something it does
+// not handle (invalid UTF-8, a lone surrogate), leaving that to encoding/json.
+func unquoteJSON(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	if !utf8.Valid(inner) {
+		return "", false
+	}
+	first := bytes.IndexByte(inner, '\\')
+	if first < 0 {
+		return string(inner), true
+	}
+	out := make([]byte, 0, len(inner))
+	out = append(out, inner[:first]...)
+	for i := first; i < len(inner); i++ {
+		c := inner[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		i++
+		if i >= len(inner) {
+			return "", false
+		}
+		switch inner[i] {
+		case '"', '\\', '/':
+			out = append(out, inner[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(inner[i+1:])
+			if !ok {
+				return "", false
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				if i+2 >= len(inner) || inner[i+1] != '\\' || inner[i+2] != 'u' {
+					return "", false
+				}
+				r2, ok := hex4(inner[i+3:])
+				if !ok {
+					return "", false
+				}
+				r = utf16.DecodeRune(r, r2)
+				if r == utf8.RuneError {
+					return "", false
+				}
+				i += 6
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return "", false
+		}
+	}
+	return string(out), true
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }

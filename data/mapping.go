@@ -120,8 +120,7 @@ func (m *metaBuilder) text() string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		kj, _ := jsonMarshal(k)
-		b.Write(kj)
+		writeJSONKey(&b, k)
 		b.WriteByte(':')
 		raw := m.fields[k]
 		if bytes.ContainsAny(raw, " \t\r\n") {
@@ -134,4 +133,18 @@ func (m *metaBuilder) text() string {
 	}
 	b.WriteByte('}')
 	return b.String()
+}
+
+// writeJSONKey writes k as a JSON string; plain keys (the usual case) skip the encoder.
+func writeJSONKey(b *bytes.Buffer, k string) {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			kj, _ := jsonMarshal(k)
+			b.Write(kj)
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(k)
+	b.WriteByte('"')
 }
