@@ -58,8 +58,6 @@ func (m monomial) key() string {
 	return b.String()
 }
 
-func (m monomial) isOne() bool { return len(m.vars) == 0 && !m.imag && m.root.n == 0 }
-
 func constPoly(q *big.Rat) poly {
 	p := poly{}
 	if q.Sign() != 0 {

@@ -46,19 +46,6 @@ func (r radical) key() string {
 	return b.String()
 }
 
-func (r radical) float() float64 {
-	v := 1.0
-	for _, pp := range r.primes {
-		for k := 0; k < pp.e; k++ {
-			v *= float64(pp.p)
-		}
-	}
-	if r.n == 0 {
-		return 1
-	}
-	return pow(v, 1/float64(r.n))
-}
-
 // canonicalRadical builds the radical of index n over prime exponents exps (any size), returning
 // the integer that came out of the root: (Π p^exps)^(1/n) = out · radical.
 func canonicalRadical(n int, exps map[uint64]int) (radical, *big.Int) {

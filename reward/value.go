@@ -502,5 +502,3 @@ func (ev *evaluator) abs(n *node) (value, error) {
 	}
 	return opaque("abs(" + x.key() + ")"), nil
 }
-
-func pow(x, y float64) float64 { return math.Pow(x, y) }
