@@ -156,11 +156,64 @@ static void sgemm_unit(const gk_microkernel *uk, int trans_a, int trans_b, int K
     }
 }
 
+/* Few rows of C (decoding a handful of sequences): packing B would cost more than the product, so
+ * C's columns are split across threads and read B in place. A is contiguous rows here. */
+enum { SMALL_M = 8, SMALL_COLS = 128 };
+
+GK_VECTORIZED
+static void small_m_cols(int trans_b, int M, int n0, int n1, int K, float alpha, const float *A, int lda,
+                         const float *B, int ldb, float beta, float *C, int ldc) {
+    float acc[SMALL_M * SMALL_COLS];
+    const int w = n1 - n0;
+    if (trans_b) { /* C[m][n] = A[m] . B[n]: one row of B against every row of A */
+        for (int n = 0; n < w; n++)
+            for (int m = 0; m < M; m++) acc[m * w + n] = gk_dot(A + (size_t)m * lda, B + (size_t)(n0 + n) * ldb, K);
+    } else { /* C[m][:] = sum_k A[m][k] B[k][:] */
+        memset(acc, 0, sizeof(float) * M * w);
+        for (int k = 0; k < K; k++) {
+            const float *b = B + (size_t)k * ldb + n0;
+            for (int m = 0; m < M; m++) {
+                const float a = A[(size_t)m * lda + k];
+                float *row = acc + m * w;
+                for (int n = 0; n < w; n++) row[n] += a * b[n];
+            }
+        }
+    }
+    for (int m = 0; m < M; m++) {
+        float *c = C + (size_t)m * ldc + n0;
+        for (int n = 0; n < w; n++) c[n] = beta == 0 ? alpha * acc[m * w + n] : alpha * acc[m * w + n] + beta * c[n];
+    }
+}
+
+static void sgemm_small_m(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+                          const float *B, int ldb, float beta, float *C, int ldc) {
+    float *At = NULL;
+    if (trans_a) { /* op(A) into contiguous rows */
+        At = malloc(sizeof(float) * (size_t)M * K);
+        for (int k = 0; k < K; k++)
+            for (int m = 0; m < M; m++) At[(size_t)m * K + k] = A[(size_t)k * lda + m];
+        A = At;
+        lda = K;
+    }
+    const int blocks = (N + SMALL_COLS - 1) / SMALL_COLS;
+    const int nt = (long)N * K < 65536 ? 1 : gk_threads();
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int blk = 0; blk < blocks; blk++) {
+        const int n0 = blk * SMALL_COLS, n1 = n0 + SMALL_COLS < N ? n0 + SMALL_COLS : N;
+        small_m_cols(trans_b, M, n0, n1, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    }
+    free(At);
+}
+
 void gk_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
               const float *B, int ldb, float beta, float *C, int ldc) {
     if (M <= 0 || N <= 0) return;
     if (K <= 0 || alpha == 0) {
         scale_c(M, N, beta, C, ldc);
+        return;
+    }
+    if (M <= SMALL_M) {
+        sgemm_small_m(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
     gk_sgemm_select_kernel();

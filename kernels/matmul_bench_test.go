@@ -26,6 +26,9 @@ var gemmShapes = []gemmShape{
 	{"lm_head_fwd_4096x32000x512_NT", false, true, 4096, 32000, 512},
 	{"lm_head_dx_4096x512x32000_NN", false, false, 4096, 512, 32000},
 	{"lm_head_dw_32000x512x4096_TN", true, false, 32000, 512, 4096},
+	// decoding 4 sequences: few rows, weights streamed once.
+	{"decode_up_4x1536x512_NT", false, true, 4, 1536, 512},
+	{"decode_lm_head_4x32000x512_NT", false, true, 4, 32000, 512},
 }
 
 // BenchmarkSGEMM times gorstar's SGEMM at 1 and 2 threads and, when built with -tags openblas,

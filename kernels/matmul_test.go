@@ -56,7 +56,7 @@ func TestSGEMM(t *testing.T) {
 func testSGEMM(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	shapes := [][3]int{{1, 1, 1}, {1, 37, 19}, {7, 1, 5}, {5, 9, 0}, {13, 17, 33}, {6, 16, 256}, {70, 45, 300},
-		{129, 67, 513}, {33, 200, 7}, {300, 130, 260}, {5, 4200, 3}}
+		{129, 67, 513}, {33, 200, 7}, {300, 130, 260}, {5, 4200, 3}, {3, 700, 200}, {8, 300, 100}, {9, 300, 100}}
 	for _, s := range shapes {
 		for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
 			for _, ab := range [][2]float64{{1, 0}, {0.5, 1}, {-2, 0.25}} {
