@@ -86,7 +86,7 @@ func NewPool(ctx context.Context, cfg config.Exec) (*Pool, error) {
 		lim: limits{timeout: cfg.Timeout.Duration, memoryMB: cfg.MemoryMB, cpuS: cpu, maxProcs: cfg.MaxProcesses,
 			fileMB: cfg.MaxFileMB, outputChars: cfg.OutputChars, outputBytes: cfg.MaxOutputBytes},
 		// Each pool has its own uid range so that process limits and sweeps never mix two pools.
-		uidBase:  (16 + rand.IntN(60000)) * 65536,
+		uidBase:  (16 + rand.IntN(32000)) * 65536, // below 2^31: some tools mishandle larger uids
 		jobs:     make(chan *job, cfg.QueueSize),
 		quit:     make(chan struct{}),
 		sessions: map[string]*route{},

@@ -20,6 +20,12 @@ import (
 //go:embed zygote.py
 var zygoteSource string
 
+// zygoteEnv carries the zygote's source into the sandbox; zygoteBootstrap runs it.
+const (
+	zygoteEnv       = "GORSTAR_ZYGOTE"
+	zygoteBootstrap = "import os; exec(compile(os.environ.pop('GORSTAR_ZYGOTE'), '<gorstar-zygote>', 'exec'))"
+)
+
 // zygoteMarker is the zygote's argv[0] tag, so tests and operators can count the processes.
 const zygoteMarker = "gorstar-exec-zygote"
 
@@ -90,16 +96,19 @@ func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygot
 	}
 	// -s, not -I: the environment is ours (bwrap --clearenv, or set below), and PYTHONMALLOC must
 	// be read. The zygote drops the current directory from sys.path itself.
-	argv := []string{sb.python, "-s", "-c", zygoteSource, string(confJSON)}
+	// The source travels in the environment, not argv, so that ps stays readable.
+	argv := []string{sb.python, "-s", "-c", zygoteBootstrap, string(confJSON)}
 	if sb.kind == SandboxBwrap {
-		argv = append(sb.bwrapArgs(prefixes), argv...)
+		args := sb.bwrapArgs(prefixes)
+		args = append(args[:len(args)-1], "--setenv", zygoteEnv, zygoteSource, "--")
+		argv = append(args, argv...)
 	}
 	cmd := osexec.Command(argv[0], argv[1:]...)
 	cmd.Args[0] = zygoteMarker
 	cmd.Path = argv[0]
 	if sb.kind == SandboxNone {
 		cmd.Dir = private
-		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "OPENBLAS_NUM_THREADS=1",
+		cmd.Env = []string{zygoteEnv + "=" + zygoteSource, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "OPENBLAS_NUM_THREADS=1",
 			"OMP_NUM_THREADS=1", "HOME=" + private, "TMPDIR=" + private, "PYTHONMALLOC=malloc",
 			"GLIBC_TUNABLES=glibc.malloc.hugetlb=1"}
 	}
