@@ -61,4 +61,3 @@ func envInt(name string, def int) int {
 	}
 	return def
 }
-
