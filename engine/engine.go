@@ -212,6 +212,9 @@ func (e *Engine) check(req *Request) error {
 			return bad("prompt token %d is id %d, outside the vocabulary [0, %d)", i, id, c.VocabSize)
 		}
 	}
+	if req.TopLogProbs < 0 || req.TopLogProbs > MaxTopLogProbs {
+		return bad("top logprobs: must be between 0 and %d, got %d", MaxTopLogProbs, req.TopLogProbs)
+	}
 	if req.MaxTokens < 0 {
 		return bad("max_tokens: must be ≥ 0, got %d", req.MaxTokens)
 	}

@@ -109,9 +109,17 @@ func TestLogProbsMatchTrainingForward(t *testing.T) {
 		reqs = append(reqs, Request{Prompt: prompt(3+5*i, int32(i)), MaxTokens: 20,
 			Sampling: Sampling{Temperature: 1, Seed: seed(uint64(i))}})
 	}
+	reqs[0].Sampling, reqs[0].TopLogProbs = Sampling{}, 3
 	outs := run(t, e, reqs)
 	var worst float64
 	for i, o := range outs {
+		if i == 0 { // greedy with alternatives: the best alternative is the chosen token
+			for j, top := range o.Top {
+				if len(top) != 3 || top[0].Token != o.Tokens[j] || math.Abs(float64(top[0].LogProb-o.LogProbs[j])) > 1e-5 {
+					t.Fatalf("token %d (%d, %g): top %v", j, o.Tokens[j], o.LogProbs[j], top)
+				}
+			}
+		}
 		ids := slices.Concat(reqs[i].Prompt, o.Tokens)
 		// The engine owns the model while open; a test may call Forward between steps only because
 		// every sequence here has ended and the engine is idle.
@@ -144,8 +152,15 @@ func TestSeedReproducibleAcrossBatches(t *testing.T) {
 	if !slices.Equal(alone.Tokens, together.Tokens) {
 		t.Errorf("seed 42 alone %v, in a batch of %d %v", alone.Tokens, len(crowd), together.Tokens)
 	}
-	if !slices.Equal(alone.LogProbs, together.LogProbs) {
-		t.Errorf("logprobs differ between the runs")
+	// The kernels take a different SGEMM path for a few rows than for many, so the logits of a
+	// sequence alone and in a batch of 11 may differ in the last bits: equal tokens, logprobs ≈.
+	var worst float64
+	for i := range alone.LogProbs {
+		worst = max(worst, math.Abs(float64(alone.LogProbs[i]-together.LogProbs[i])))
+	}
+	t.Logf("max |alone − in a batch| logprob: %.3g", worst)
+	if worst > 1e-5 {
+		t.Errorf("logprobs differ between the runs by %g", worst)
 	}
 	other := target
 	other.Sampling.Seed = seed(43)

@@ -139,6 +139,7 @@ func (e *Engine) step() {
 	V := e.m.Config.VocabSize
 	e.dec.Logits(e.logits[:len(in)*V])
 	targets := make([]int32, len(in))
+	tops := make([][]TokenLogProb, len(in))
 	for i, s := range seqs {
 		n := len(in[i].Tokens)
 		s.pending = s.pending[n:]
@@ -147,14 +148,18 @@ func (e *Engine) step() {
 		}
 		targets[i] = -1
 		if len(s.pending) == 0 {
-			targets[i] = e.samp.sample(e.logits[i*V:(i+1)*V], s.req.Sampling, s.rng)
+			row := e.logits[i*V : (i+1)*V]
+			if s.req.TopLogProbs > 0 {
+				tops[i] = topLogProbs(row, s.req.TopLogProbs)
+			}
+			targets[i] = e.samp.sample(row, s.req.Sampling, s.rng)
 		}
 	}
 	logprobs := make([]float32, len(in))
 	e.dec.LogProbs(targets, logprobs)
 	for i, s := range seqs {
 		if targets[i] >= 0 {
-			e.accept(s, targets[i], logprobs[i])
+			e.accept(s, targets[i], logprobs[i], tops[i])
 		}
 	}
 }
@@ -196,10 +201,10 @@ func (e *Engine) promptDonor(s *Sequence) *Sequence {
 }
 
 // accept records a sampled token and decides whether the sequence goes on, pauses or ends.
-func (e *Engine) accept(s *Sequence, tok int32, logprob float32) {
+func (e *Engine) accept(s *Sequence, tok int32, logprob float32, top []TokenLogProb) {
 	e.stats.GeneratedTokens++
 	s.generated++
-	s.emit(Event{Kind: EventToken, Token: tok, LogProb: logprob})
+	s.emit(Event{Kind: EventToken, Token: tok, LogProb: logprob, Top: top})
 	s.pending = append(s.pending[:0], tok)
 	var match string
 	var pause bool

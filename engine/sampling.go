@@ -184,3 +184,35 @@ func (h *probHeap) pop() int32 {
 	}
 	return top
 }
+
+// MaxTopLogProbs bounds Request.TopLogProbs (OpenAI allows 20).
+const MaxTopLogProbs = 20
+
+// topLogProbs returns the k most likely tokens of a logits row (ties by lower id) with their
+// log-probabilities at temperature 1. The sampled token's own log-probability comes from the
+// training kernel; these alternatives are computed here, in float64.
+func topLogProbs(logits []float32, k int) []TokenLogProb {
+	k = min(k, len(logits), MaxTopLogProbs)
+	best := make([]TokenLogProb, 0, k+1)
+	mx := logits[argmax(logits)]
+	var sum float64
+	for i, l := range logits {
+		sum += math.Exp(float64(l - mx))
+		if len(best) == k && l <= best[k-1].LogProb {
+			continue
+		}
+		j := len(best)
+		best = append(best, TokenLogProb{})
+		for j > 0 && l > best[j-1].LogProb {
+			best[j] = best[j-1]
+			j--
+		}
+		best[j] = TokenLogProb{Token: int32(i), LogProb: l}
+		best = best[:min(len(best), k)]
+	}
+	lse := float64(mx) + math.Log(sum)
+	for i := range best {
+		best[i].LogProb = float32(float64(best[i].LogProb) - lse)
+	}
+	return best
+}

@@ -115,3 +115,22 @@ func TestSamplingValidate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestTopLogProbs(t *testing.T) {
+	logits := []float32{0.5, 2, -1, 2, 1.5, 0}
+	top := topLogProbs(logits, 3)
+	var z float64
+	for _, l := range logits {
+		z += math.Exp(float64(l))
+	}
+	want := []int32{1, 3, 4} // ties by lower id
+	for i, tl := range top {
+		lp := float32(float64(logits[want[i]]) - math.Log(z))
+		if tl.Token != want[i] || math.Abs(float64(tl.LogProb-lp)) > 1e-6 {
+			t.Errorf("top[%d] = %+v, want token %d logprob %g", i, tl, want[i], lp)
+		}
+	}
+	if n := len(topLogProbs(logits, 50)); n != len(logits) {
+		t.Errorf("k over the vocabulary: %d entries", n)
+	}
+}

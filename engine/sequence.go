@@ -28,6 +28,9 @@ type Request struct {
 	// and need the engine's tokenizer.
 	StopTokens  []int32
 	StopStrings []string
+	// TopLogProbs asks for the log-probabilities of the most likely tokens at each generated
+	// position (Event.Top, at most MaxTopLogProbs).
+	TopLogProbs int
 	// PauseTokens and PauseStrings pause the sequence instead (a tool call): it keeps its cache and
 	// waits for Append and Resume, or for Cancel.
 	PauseTokens  []int32
@@ -59,8 +62,9 @@ type Event struct {
 	Token   int32   // EventToken
 	LogProb float32 // EventToken: log p(Token) under the model at temperature 1, no truncation
 	Finish  FinishReason
-	Stop    string // EventDone/EventPaused caused by a stop or pause string: that string
-	Err     error  // EventDone with FinishError
+	Top     []TokenLogProb // EventToken with Request.TopLogProbs: the most likely tokens, best first
+	Stop    string         // EventDone/EventPaused caused by a stop or pause string: that string
+	Err     error          // EventDone with FinishError
 }
 
 type seqState uint8
@@ -140,13 +144,20 @@ func (s *Sequence) Next(ctx context.Context) (Event, error) {
 	}
 }
 
+// TokenLogProb is a token and its log-probability.
+type TokenLogProb struct {
+	Token   int32
+	LogProb float32
+}
+
 // Output is what a sequence generated between two pauses (or until its end).
 type Output struct {
 	Tokens   []int32
 	LogProbs []float32
-	Paused   bool         // the sequence waits for Append and Resume
-	Finish   FinishReason // set when it ended
-	Stop     string       // the stop or pause string that matched, if any
+	Top      [][]TokenLogProb // per token, with Request.TopLogProbs
+	Paused   bool             // the sequence waits for Append and Resume
+	Finish   FinishReason     // set when it ended
+	Stop     string           // the stop or pause string that matched, if any
 }
 
 // Wait collects events until the sequence pauses or ends. A sequence that ended with an error
@@ -165,6 +176,9 @@ func (s *Sequence) Wait(ctx context.Context) (Output, error) {
 		case EventToken:
 			out.Tokens = append(out.Tokens, ev.Token)
 			out.LogProbs = append(out.LogProbs, ev.LogProb)
+			if ev.Top != nil {
+				out.Top = append(out.Top, ev.Top)
+			}
 		case EventPaused:
 			out.Paused, out.Stop = true, ev.Stop
 			return out, nil
