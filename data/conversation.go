@@ -323,22 +323,22 @@ func (r *ConversationReader) Rows() int64 { return r.rows }
 // Next returns the next conversation, or io.EOF after the last one.
 func (r *ConversationReader) Next() (Conversation, error) {
 	if r.lines != nil {
-		line, n, err := r.lines.next()
+		line, err := r.lines.next()
 		if err != nil {
 			return Conversation{}, err
 		}
 		obj, err := decodeObject(line)
 		if err != nil {
-			return Conversation{}, usererr.New("%s:%d: %v", r.path, n, err)
+			return Conversation{}, usererr.New("%s: %v", r.lines.where(), err)
 		}
 		var c Conversation
 		c.ID, _ = jsonText(obj["id"])
 		raw, ok := obj["messages"]
 		if !ok {
-			return Conversation{}, usererr.New("%s:%d: missing field \"messages\" (fields found: %s)", r.path, n, fieldNames(obj))
+			return Conversation{}, usererr.New("%s: missing field \"messages\" (fields found: %s)", r.lines.where(), fieldNames(obj))
 		}
 		if err := json.Unmarshal(raw, &c.Messages); err != nil {
-			return Conversation{}, usererr.New("%s:%d: field \"messages\": expected a list of {role, content} objects: %v", r.path, n, err)
+			return Conversation{}, usererr.New("%s: field \"messages\": expected a list of {role, content} objects: %v", r.lines.where(), err)
 		}
 		return c, nil
 	}

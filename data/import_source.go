@@ -65,7 +65,7 @@ func (s *jsonlSource) progress() int64 { return s.rows }
 func (s *jsonlSource) close() error    { return s.lines.close() }
 
 func (s *jsonlSource) next() (importedRow, error) {
-	line, n, err := s.lines.next()
+	line, err := s.lines.next()
 	if err == io.EOF && s.rows == 0 {
 		return importedRow{}, usererr.New("%s: no rows (only blank lines)", s.path)
 	}
@@ -75,15 +75,15 @@ func (s *jsonlSource) next() (importedRow, error) {
 	s.rows++
 	obj, err := decodeObjectInto(line, s.obj)
 	if err != nil {
-		return importedRow{}, usererr.New("%s:%d: %v", s.path, n, err)
+		return importedRow{}, usererr.New("%s: %v", s.lines.where(), err)
 	}
 	s.obj = obj
 	if !s.resolved {
-		if err := s.resolve(obj, n); err != nil {
+		if err := s.resolve(obj); err != nil {
 			return importedRow{}, err
 		}
 	}
-	row := importedRow{where: fmt.Sprintf("%s:%d", s.path, n)}
+	row := importedRow{}
 	problemRaw := lookupJSON(obj, s.fields.problem)
 	row.Problem.Problem = strings.TrimSpace(problemFromJSON(problemRaw))
 	row.Answer, _ = jsonText(lookupJSON(obj, s.fields.answer))
@@ -107,19 +107,22 @@ func (s *jsonlSource) next() (importedRow, error) {
 		}
 	}
 	row.Meta = s.meta.text()
-	return finishRow(row), nil
+	if row = finishRow(row); row.missing != "" {
+		row.where = s.lines.where()
+	}
+	return row, nil
 }
 
 // resolve picks the field for each column from the first row; a required one that is absent is a
 // user error that lists the fields found.
-func (s *jsonlSource) resolve(obj map[string]json.RawMessage, line int) error {
+func (s *jsonlSource) resolve(obj map[string]json.RawMessage) error {
 	has := func(path string) bool { return lookupJSON(obj, path) != nil }
 	required := func(col, explicit string, defaults []string) (string, error) {
 		cands := candidates(explicit, defaults)
 		if f := pickField(cands, has); f != "" {
 			return f, nil
 		}
-		return "", usererr.New("%s:%d: no %s field %s (fields found: %s)", s.path, line, col, quoteList(cands), fieldNames(obj))
+		return "", usererr.New("%s: no %s field %s (fields found: %s)", s.lines.where(), col, quoteList(cands), fieldNames(obj))
 	}
 	var err error
 	if s.fields.problem, err = required("problem", s.mapping.Problem, DefaultProblemFields); err != nil {
@@ -131,7 +134,7 @@ func (s *jsonlSource) resolve(obj map[string]json.RawMessage, line int) error {
 		return err
 	}
 	if s.mapping.ID != "" && !has(s.mapping.ID) {
-		return usererr.New("%s:%d: no id field %q (fields found: %s)", s.path, line, s.mapping.ID, fieldNames(obj))
+		return usererr.New("%s: no id field %q (fields found: %s)", s.lines.where(), s.mapping.ID, fieldNames(obj))
 	}
 	s.resolved = true
 	return nil
@@ -338,7 +341,7 @@ func (s *parquetSource) next() (importedRow, error) {
 	if err != nil {
 		return importedRow{}, err
 	}
-	row := importedRow{where: fmt.Sprintf("%s row %d", s.path, s.cursor.row)}
+	row := importedRow{}
 	row.Problem.Problem = strings.TrimSpace(problemFromArrow(arrowPath(rec, s.fields.problem, i)))
 	row.Answer, _ = textAt(arrowPath(rec, s.fields.answer, i))
 	row.Answer = strings.TrimSpace(row.Answer)
@@ -356,7 +359,10 @@ func (s *parquetSource) next() (importedRow, error) {
 		s.meta.add(name, jsonAt(column(rec, name), i))
 	}
 	row.Meta = s.meta.text()
-	return finishRow(row), nil
+	if row = finishRow(row); row.missing != "" {
+		row.where = fmt.Sprintf("%s row %d", s.path, s.cursor.row)
+	}
+	return row, nil
 }
 
 // arrowPath resolves a dotted column path in rec and returns the array holding it and the row

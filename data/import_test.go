@@ -204,3 +204,26 @@ func TestImportBadInput(t *testing.T) {
 		})
 	}
 }
+
+func TestImportJSONLWithBOMAndCRLF(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "win.jsonl", "\xef\xbb\xbf{\"problem\": \"p1\", \"answer\": \"1\"}\r\n{\"problem\": \"p2\", \"answer\": \"2\"}\r\n")
+	res, err := Import(context.Background(), ImportOptions{Inputs: []string{in}, Out: filepath.Join(dir, "o.parquet")})
+	if err != nil || res.Rows != 2 {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+func TestImportJSONArray(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "math.json", "\xef\xbb\xbf [\n  {\"problem\": \"p1\", \"answer\": \"1\"},\n  {\"problem\": \"p2\", \"solution\": \"x\", \"answer\": null}\n]\n")
+	res, err := Import(context.Background(), ImportOptions{Inputs: []string{in}, Out: filepath.Join(dir, "o.parquet")})
+	if err != nil || res.Rows != 1 || res.NoAnswer != 1 || len(res.Examples) != 1 || !strings.HasSuffix(res.Examples[0], "math.json element 2: no answer") {
+		t.Fatalf("%+v %v", res, err)
+	}
+	bad := writeFile(t, dir, "bad.json", `[{"problem": "p1", "answer": "1"}, {"problem": oops}]`)
+	_, err = Import(context.Background(), ImportOptions{Inputs: []string{bad}, Out: filepath.Join(dir, "o2.parquet")})
+	if err == nil || !strings.Contains(err.Error(), "bad.json element 2: invalid JSON") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -18,15 +18,17 @@ import (
 // maxLineBytes bounds one JSONL record; longer lines are a user error rather than unbounded memory.
 const maxLineBytes = 64 << 20
 
-// lineReader reads a JSONL file (optionally gzip-compressed) line by line, skipping blank lines and
-// counting lines for error messages.
+// lineReader reads JSON records one at a time: the lines of a JSONL file (blank lines skipped),
+// or the elements of a file holding one JSON array (as many .json datasets are), optionally
+// gzip-compressed. It knows where the current record is, for error messages.
 type lineReader struct {
 	path    string
 	f       *os.File
 	gz      *gzip.Reader
 	counted *countingReader
-	scan    *bufio.Scanner
-	line    int
+	scan    *bufio.Scanner // JSONL
+	dec     *json.Decoder  // a JSON array
+	line    int            // line number (JSONL) or element number (array), 1-based
 }
 
 func openLines(path string) (*lineReader, error) {
@@ -48,28 +50,84 @@ func openLines(path string) (*lineReader, error) {
 		}
 		r = gz
 	}
-	scan := bufio.NewScanner(r)
-	scan.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
-	return &lineReader{path: path, f: f, gz: gz, counted: counted, scan: scan}, nil
+	br := bufio.NewReaderSize(r, 1<<20)
+	lr := &lineReader{path: path, f: f, gz: gz, counted: counted}
+	// A .jsonl file is lines whatever they hold; a .json file may be one array of records.
+	name := strings.ToLower(strings.TrimSuffix(path, ".gz"))
+	lineFile := strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".ndjson")
+	if !lineFile && startsWithArray(br) {
+		lr.dec = json.NewDecoder(br)
+		if _, err := lr.dec.Token(); err != nil {
+			lr.close()
+			return nil, usererr.New("%s: invalid JSON: %v", path, err)
+		}
+		return lr, nil
+	}
+	lr.scan = bufio.NewScanner(br)
+	lr.scan.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
+	return lr, nil
 }
 
-// next returns the next non-blank line (valid until the following call) and its 1-based number;
-// io.EOF at the end.
-func (r *lineReader) next() ([]byte, int, error) {
+// startsWithArray peeks past a byte-order mark and white space for a '['.
+func startsWithArray(br *bufio.Reader) bool {
+	head, _ := br.Peek(4096)
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	head = bytes.TrimLeft(head, " \t\r\n")
+	if len(head) > 0 && head[0] == '[' {
+		if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
+			br.Discard(3)
+		}
+		return true
+	}
+	return false
+}
+
+// where names the current record: "file.jsonl:57" or "file.json element 57".
+func (r *lineReader) where() string {
+	if r.dec != nil {
+		return fmt.Sprintf("%s element %d", r.path, r.line)
+	}
+	return fmt.Sprintf("%s:%d", r.path, r.line)
+}
+
+// next returns the next record (valid until the following call); io.EOF at the end.
+func (r *lineReader) next() ([]byte, error) {
+	if r.dec != nil {
+		return r.nextElement()
+	}
 	for r.scan.Scan() {
 		r.line++
 		line := bytes.TrimSpace(r.scan.Bytes())
+		if r.line == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
+		}
 		if len(line) > 0 {
-			return line, r.line, nil
+			return line, nil
 		}
 	}
 	if err := r.scan.Err(); err != nil {
+		r.line++
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, r.line + 1, usererr.New("%s:%d: line longer than %d MiB", r.path, r.line+1, maxLineBytes>>20)
+			return nil, usererr.New("%s: line longer than %d MiB", r.where(), maxLineBytes>>20)
 		}
-		return nil, r.line + 1, usererr.New("%s:%d: %v", r.path, r.line+1, err)
+		return nil, usererr.New("%s: %v", r.where(), err)
 	}
-	return nil, r.line, io.EOF
+	return nil, io.EOF
+}
+
+func (r *lineReader) nextElement() ([]byte, error) {
+	if !r.dec.More() {
+		if _, err := r.dec.Token(); err != nil && err != io.EOF { // the closing ']'
+			return nil, usererr.New("%s: after element %d: invalid JSON: %v", r.path, r.line, err)
+		}
+		return nil, io.EOF
+	}
+	r.line++
+	var raw json.RawMessage
+	if err := r.dec.Decode(&raw); err != nil {
+		return nil, usererr.New("%s: invalid JSON: %v", r.where(), err)
+	}
+	return raw, nil
 }
 
 // bytesRead is how far into the file (compressed bytes) reading has got, for progress.

@@ -117,11 +117,6 @@ func emptyJSONL(path string) error {
 	return usererr.New("%s: no rows (only blank lines)", path)
 }
 
-// usererrAt prefixes err with file and line as a user error.
-func usererrAt(path string, line int, err error) error {
-	return usererr.New("%s:%d: %v", path, line, err)
-}
-
 // unquoteJSON decodes a JSON string token that a JSON decoder has already validated, without
 // validating it again (the hot path of big imports). ok is false when it meets something it does
 // not handle (invalid UTF-8, a lone surrogate), leaving that to encoding/json.

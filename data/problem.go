@@ -215,13 +215,13 @@ func (r *ProblemReader) Rows() int64 { return r.rows }
 // Next returns the next problem, or io.EOF after the last one.
 func (r *ProblemReader) Next() (Problem, error) {
 	if r.lines != nil {
-		line, n, err := r.lines.next()
+		line, err := r.lines.next()
 		if err != nil {
 			return Problem{}, err
 		}
 		obj, err := decodeObject(line)
 		if err != nil {
-			return Problem{}, usererr.New("%s:%d: %v", r.path, n, err)
+			return Problem{}, usererr.New("%s: %v", r.lines.where(), err)
 		}
 		var p Problem
 		for _, f := range []struct {
@@ -232,7 +232,7 @@ func (r *ProblemReader) Next() (Problem, error) {
 		}
 		p.Meta = metaText(obj["meta"])
 		if p.Problem == "" {
-			return Problem{}, usererr.New("%s:%d: missing field \"problem\" (fields found: %s)", r.path, n, fieldNames(obj))
+			return Problem{}, usererr.New("%s: missing field \"problem\" (fields found: %s)", r.lines.where(), fieldNames(obj))
 		}
 		return p, nil
 	}

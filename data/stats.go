@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"gorstar/reward"
+	"gorstar/usererr"
 )
 
 // Stats summarizes a table file.
@@ -126,7 +127,7 @@ func tableKind(path string) (string, []string, error) {
 		return "", nil, err
 	}
 	defer lines.close()
-	line, n, err := lines.next()
+	line, err := lines.next()
 	if err == io.EOF {
 		return "", nil, emptyJSONL(path)
 	}
@@ -135,7 +136,7 @@ func tableKind(path string) (string, []string, error) {
 	}
 	obj, err := decodeObject(line)
 	if err != nil {
-		return "", nil, usererrAt(path, n, err)
+		return "", nil, usererr.New("%s: %v", lines.where(), err)
 	}
 	if _, ok := obj["messages"]; ok {
 		return "conversations", ConversationColumns, nil
