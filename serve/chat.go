@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"gorstar/chat"
+	"gorstar/engine"
 )
 
 type chatRequest struct {
@@ -17,6 +18,7 @@ type chatRequest struct {
 	Tools               []json.RawMessage `json:"tools"`
 	MaxCompletionTokens *int              `json:"max_completion_tokens"`
 	Logprobs            bool              `json:"logprobs"`
+	TopLogprobs         int               `json:"top_logprobs"`
 }
 
 // openAIMessage is a chat message as OpenAI clients send it.
@@ -125,6 +127,12 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if req.TopLogprobs < 0 || req.TopLogprobs > engine.MaxTopLogProbs {
+		return badRequest("top_logprobs", "top_logprobs must be between 0 and %d, got %d", engine.MaxTopLogProbs, req.TopLogprobs)
+	}
+	if req.Logprobs {
+		er.TopLogProbs = req.TopLogprobs
+	}
 	if end := renderer.EndOfTurn(); len(end) == 1 && !containsID(er.StopTokens, end[0]) {
 		er.StopTokens = append(er.StopTokens, end[0])
 	}
@@ -184,15 +192,26 @@ func (s *Server) assistantMessage(text, finish string) (map[string]any, string) 
 }
 
 func (s *Server) chatLogprobs(c choice) map[string]any {
-	content := make([]any, len(c.tokens))
-	for i, id := range c.tokens {
+	entry := func(id int32, lp float32) map[string]any {
 		text := s.tok.Decode([]int32{id})
 		b := []byte(text)
 		ints := make([]int, len(b))
 		for j, x := range b {
 			ints[j] = int(x)
 		}
-		content[i] = map[string]any{"token": text, "logprob": c.logprobs[i], "bytes": ints, "top_logprobs": []any{}}
+		return map[string]any{"token": text, "logprob": lp, "bytes": ints}
+	}
+	content := make([]any, len(c.tokens))
+	for i, id := range c.tokens {
+		e := entry(id, c.logprobs[i])
+		alts := []any{}
+		if i < len(c.top) {
+			for _, a := range c.top[i] {
+				alts = append(alts, entry(a.Token, a.LogProb))
+			}
+		}
+		e["top_logprobs"] = alts
+		content[i] = e
 	}
 	return map[string]any{"content": content}
 }

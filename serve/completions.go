@@ -53,6 +53,9 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if req.Logprobs != nil {
+		base.TopLogProbs = *req.Logprobs
+	}
 	if req.Stream {
 		if len(prompts) != 1 {
 			return badRequest("prompt", "stream takes one prompt")
@@ -116,8 +119,8 @@ func (s *Server) engineRequest(req *commonRequest, defaultMax int) (engine.Reque
 	return er, n, nil
 }
 
-// completionLogprobs is the legacy completions logprobs object: the text of each token and its
-// log-probability. top_logprobs is not computed (null).
+// completionLogprobs is the legacy completions logprobs object: the text of each token, its
+// log-probability and, when asked for, the most likely tokens' texts and log-probabilities.
 func (s *Server) completionLogprobs(c choice) map[string]any {
 	tokens := make([]string, len(c.tokens))
 	offsets := make([]int, len(c.tokens))
@@ -127,5 +130,16 @@ func (s *Server) completionLogprobs(c choice) map[string]any {
 		offsets[i] = off
 		off += len(tokens[i])
 	}
-	return map[string]any{"tokens": tokens, "token_logprobs": c.logprobs, "top_logprobs": nil, "text_offset": offsets}
+	var top any
+	if c.top != nil {
+		list := make([]map[string]float32, len(c.top))
+		for i, alts := range c.top {
+			list[i] = map[string]float32{}
+			for _, a := range alts {
+				list[i][s.tok.Decode([]int32{a.Token})] = a.LogProb
+			}
+		}
+		top = list
+	}
+	return map[string]any{"tokens": tokens, "token_logprobs": c.logprobs, "top_logprobs": top, "text_offset": offsets}
 }

@@ -164,6 +164,9 @@ func TestCompletionsAndModels(t *testing.T) {
 				t.Errorf("logprob %v > 0", v)
 			}
 		}
+		if top := lp["top_logprobs"].([]any); len(top) != 5 || len(top[0].(map[string]any)) != 1 {
+			t.Errorf("top_logprobs %v", top)
+		}
 		if ch["finish_reason"] != "length" {
 			t.Errorf("finish %v, want length", ch["finish_reason"])
 		}
@@ -257,7 +260,7 @@ func TestConcurrencyBeyondCapacity(t *testing.T) {
 
 func TestChatCompletions(t *testing.T) {
 	url := startServer(t, engine.Options{KVTokens: 8192, MaxSeqs: 4})
-	body := `{"model": "tiny", "max_tokens": 6, "seed": 1, "logprobs": true, "messages": [
+	body := `{"model": "tiny", "max_tokens": 6, "seed": 1, "logprobs": true, "top_logprobs": 2, "messages": [
 		{"role": "system", "content": "Be brief."},
 		{"role": "user", "content": [{"type": "text", "text": "What is 2+2?"}]},
 		{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "python", "arguments": "{\"code\": \"print(2+2)\"}"}}]},
@@ -269,8 +272,12 @@ func TestChatCompletions(t *testing.T) {
 	if msg["role"] != "assistant" || !strings.HasPrefix(msg["content"].(string), "<reason>") {
 		t.Errorf("message %v", msg)
 	}
-	if n := len(c[0]["logprobs"].(map[string]any)["content"].([]any)); n != int(r.body["usage"].(map[string]any)["completion_tokens"].(float64)) {
+	content := c[0]["logprobs"].(map[string]any)["content"].([]any)
+	if n := len(content); n != int(r.body["usage"].(map[string]any)["completion_tokens"].(float64)) {
 		t.Errorf("%d logprobs", n)
+	}
+	if alts := content[0].(map[string]any)["top_logprobs"].([]any); len(alts) != 2 {
+		t.Errorf("top_logprobs %v", alts)
 	}
 }
 

@@ -126,6 +126,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) error {
 type choice struct {
 	tokens   []int32
 	logprobs []float32
+	top      [][]engine.TokenLogProb // with top logprobs asked for
 	finish   engine.FinishReason
 	stop     string // the stop string that ended it, if any
 }
@@ -156,7 +157,7 @@ func (s *Server) generate(ctx context.Context, req engine.Request, n int) ([]cho
 		if o.Finish == engine.FinishCancelled {
 			return nil, ctx.Err()
 		}
-		out[i] = choice{tokens: o.Tokens, logprobs: o.LogProbs, finish: o.Finish, stop: o.Stop}
+		out[i] = choice{tokens: o.Tokens, logprobs: o.LogProbs, top: o.Top, finish: o.Finish, stop: o.Stop}
 	}
 	return out, nil
 }

@@ -52,6 +52,7 @@ type textStream struct {
 	holdFrom string
 	tokens   []int32
 	logprobs []float32
+	top      [][]engine.TokenLogProb
 }
 
 // delta adds a token's text and returns what can be sent now.
@@ -124,6 +125,9 @@ func (s *Server) streamSequences(r *http.Request, req engine.Request, n int, hol
 				case engine.EventToken:
 					ts.tokens = append(ts.tokens, ev.Token)
 					ts.logprobs = append(ts.logprobs, ev.LogProb)
+					if ev.Top != nil {
+						ts.top = append(ts.top, ev.Top)
+					}
 					if d := ts.delta(dec.Add(ev.Token)); d != "" {
 						onDelta(i, d, ts)
 					}
@@ -136,7 +140,7 @@ func (s *Server) streamSequences(r *http.Request, req engine.Request, n int, hol
 						return
 					}
 					ts.delta(dec.Flush())
-					onDone(i, choice{tokens: ts.tokens, logprobs: ts.logprobs, finish: ev.Finish, stop: ev.Stop}, ts)
+					onDone(i, choice{tokens: ts.tokens, logprobs: ts.logprobs, top: ts.top, finish: ev.Finish, stop: ev.Stop}, ts)
 					return
 				}
 			}
