@@ -199,65 +199,6 @@ func (e *Engine) Submit(ctx context.Context, req Request) (*Sequence, error) {
 	return s, nil
 }
 
-func (e *Engine) check(req *Request) error {
-	c := e.m.Config
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrRequest, fmt.Sprintf(format, args...))
-	}
-	if len(req.Prompt) == 0 {
-		return bad("the prompt is empty")
-	}
-	for i, id := range req.Prompt {
-		if id < 0 || int(id) >= c.VocabSize {
-			return bad("prompt token %d is id %d, outside the vocabulary [0, %d)", i, id, c.VocabSize)
-		}
-	}
-	if req.TopLogProbs < 0 || req.TopLogProbs > MaxTopLogProbs {
-		return bad("top logprobs: must be between 0 and %d, got %d", MaxTopLogProbs, req.TopLogProbs)
-	}
-	if req.MaxTokens < 0 {
-		return bad("max_tokens: must be ≥ 0, got %d", req.MaxTokens)
-	}
-	if err := req.Sampling.Validate(); err != nil {
-		return bad("%v", err)
-	}
-	if req.Capacity == 0 {
-		if req.MaxTokens == 0 {
-			req.Capacity = min(e.opts.MaxContext, e.opts.KVTokens)
-		} else {
-			req.Capacity = len(req.Prompt) + req.MaxTokens
-		}
-	}
-	switch {
-	case len(req.Prompt) >= e.opts.MaxContext:
-		return bad("the prompt has %d tokens; the context holds %d with at least one to generate",
-			len(req.Prompt), e.opts.MaxContext)
-	case req.Capacity <= len(req.Prompt):
-		return bad("capacity %d leaves no room to generate after a %d-token prompt", req.Capacity, len(req.Prompt))
-	case req.Capacity > e.opts.MaxContext:
-		return bad("the prompt (%d tokens) plus max_tokens (%d) is %d tokens, over the context of %d",
-			len(req.Prompt), req.Capacity-len(req.Prompt), req.Capacity, e.opts.MaxContext)
-	case req.Capacity > e.opts.KVTokens:
-		return bad("the sequence needs %d tokens of KV cache, more than the engine's %d", req.Capacity, e.opts.KVTokens)
-	}
-	if len(req.StopStrings)+len(req.PauseStrings) > 0 && e.opts.Tokenizer == nil {
-		return bad("stop strings need a tokenizer and the engine has none")
-	}
-	for _, list := range [][]int32{req.StopTokens, req.PauseTokens} {
-		for _, id := range list {
-			if id < 0 || int(id) >= c.VocabSize {
-				return bad("stop token id %d is outside the vocabulary [0, %d)", id, c.VocabSize)
-			}
-		}
-	}
-	for _, s := range append(append([]string(nil), req.StopStrings...), req.PauseStrings...) {
-		if s == "" {
-			return bad("a stop string is empty")
-		}
-	}
-	return nil
-}
-
 func (e *Engine) appendTokens(s *Sequence, tokens []int32) error {
 	for i, id := range tokens {
 		if id < 0 || int(id) >= e.m.Config.VocabSize {

@@ -11,32 +11,6 @@ import (
 	"gorstar/model"
 )
 
-// Request is one sequence to generate.
-type Request struct {
-	Prompt []int32 // token ids, at least one
-	// MaxTokens bounds the tokens the model generates over the whole sequence, all turns together
-	// (appended tokens do not count). 0 means: until the capacity is full.
-	MaxTokens int
-	// Capacity is the KV cache reserved for the sequence: prompt, generated and appended tokens
-	// together. It is held from admission to the end, so appends never wait for memory. 0 means
-	// len(Prompt) + MaxTokens.
-	Capacity int
-	Sampling Sampling
-
-	// StopTokens and StopStrings end the sequence (reason "stop") once generated; the stopping token
-	// is part of the output. Stop strings are matched on the decoded text of the generated tokens
-	// and need the engine's tokenizer.
-	StopTokens  []int32
-	StopStrings []string
-	// TopLogProbs asks for the log-probabilities of the most likely tokens at each generated
-	// position (Event.Top, at most MaxTopLogProbs).
-	TopLogProbs int
-	// PauseTokens and PauseStrings pause the sequence instead (a tool call): it keeps its cache and
-	// waits for Append and Resume, or for Cancel.
-	PauseTokens  []int32
-	PauseStrings []string
-}
-
 // FinishReason says why a sequence stopped generating.
 type FinishReason string
 
