@@ -10,10 +10,10 @@ package data
 // PythonToolName is the name of the one tool.
 const PythonToolName = "python"
 
-const toolSchemaJSON = `{"name": "python", "description": "Run Python 3 code; input is its stdin. Print the results you need.", ` +
+const toolSchemaJSON = `{"name": "python", "description": "Run Python 3 code; input is its stdin.", ` +
 	`"parameters": {"type": "object", "properties": {"code": {"type": "string"}, "input": {"type": "string"}}, "required": ["code", "input"]}}`
 
-const systemPromptText = "Solve the problem. Think inside <reason></reason>. To run Python, write a <tool_call> " +
+const systemPromptText = "Think inside <reason></reason>. To run Python, write a <tool_call> " +
 	"for the tool below and end your turn; its output comes back in <tool_response>. " +
 	"Give the final answer as <answer>\\boxed{...}</answer>.\n<tools>\n" + toolSchemaJSON + "\n</tools>"
 
