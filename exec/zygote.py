@@ -362,7 +362,7 @@ def run_stateless(req):
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
     vm_bytes = vm_size()
-    pid = os.fork()
+    pid = fork()
     if pid == 0:
         code = 2
         try:
@@ -489,7 +489,7 @@ def start_session(name, req):
     s.out_r, out_w = os.pipe()
     s.err_r, err_w = os.pipe()
     vm_bytes = vm_size()
-    pid = os.fork()
+    pid = fork()
     if pid == 0:
         try:
             null = os.open("/dev/null", os.O_RDONLY)
@@ -588,6 +588,34 @@ def run_once():
 
 
 # ---------------------------------------------------------------- fork cost
+
+
+def make_fork():
+    """Returns the fork used for calls. os.fork() re-initialises the interpreter's threading state
+    in the child and runs every registered at-fork hook, which writes ~200 pages (each a
+    copy-on-write fault, ~1.5 ms on a VM). The zygote is single-threaded and holds the GIL
+    throughout (PyDLL does not release it), so a plain libc fork is safe; the one hook that
+    matters, reseeding `random`, is done by hand so that calls do not share random streams."""
+    try:
+        libc_fork = ctypes.PyDLL(None, use_errno=True).fork
+        libc_fork.restype = ctypes.c_int
+        libc_fork.argtypes = []
+    except Exception:
+        return os.fork
+
+    def fork():
+        pid = libc_fork()
+        if pid < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+        if pid == 0 and "random" in sys.modules:
+            sys.modules["random"].seed()
+        return pid
+
+    return fork
+
+
+fork = make_fork()
 
 
 def collapse_heap_into_huge_pages():
