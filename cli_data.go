@@ -112,7 +112,7 @@ func dataImport(c *cli.Context) error {
 			ID:      c.String("id-col"),
 			Source:  c.String("source-col"),
 		},
-		Progress: o.Progress(-1, "import"),
+		Progress: o.Progress(totalRows(c.StringSlice("in")), "import"),
 	}
 	res, err := data.Import(c.Context, opts)
 	if err != nil {
@@ -129,6 +129,20 @@ func dataImport(c *cli.Context) error {
 	fmt.Fprintf(c.App.Writer, "%s: %d rows (%d skipped: %d without a problem, %d without an answer)\n",
 		res.Out, res.Rows, res.Skipped, res.NoProblem, res.NoAnswer)
 	return nil
+}
+
+// totalRows is the number of rows of the inputs when every one is Parquet (read from the footers),
+// else -1 (unknown: the bar counts without a total).
+func totalRows(paths []string) int64 {
+	var total int64
+	for _, p := range paths {
+		n := data.RowCount(p)
+		if n < 0 {
+			return -1
+		}
+		total += n
+	}
+	return total
 }
 
 func dataSynth(c *cli.Context) error {

@@ -12,22 +12,23 @@ mkdir -p "$work"
 bin="$work/gorstar"
 go build -o "$bin" .
 
-run() { # rows → prints "rows seconds peak_kb"
+run() { # rows → prints "rows seconds peak_kb input_bytes output_bytes cpu_seconds"
   local rows=$1 in="$work/problems-$1.jsonl"
   [ -s "$in" ] || python3 bench/gen_problems.py "$rows" "$in"
-  /usr/bin/time -f "%e %M" -o "$work/time.txt" "$bin" data import --in "$in" --out "$work/out-$rows.parquet" --json --quiet >"$work/out.json"
-  read -r secs kb <"$work/time.txt"
-  echo "$rows $secs $kb $(stat -c %s "$in") $(stat -c %s "$work/out-$rows.parquet")"
+  /usr/bin/time -f "%e %M %U %S" -o "$work/time.txt" "$bin" data import --in "$in" --out "$work/out-$rows.parquet" --json --quiet >"$work/out.json"
+  read -r secs kb user sys <"$work/time.txt"
+  echo "$rows $secs $kb $(stat -c %s "$in") $(stat -c %s "$work/out-$rows.parquet") $(python3 -c "print($user + $sys)")"
 }
 
 small=$((n / 10))
-read -r sr ss sk sin sout < <(run "$small")
-read -r r s k in out < <(run "$n")
-python3 - "$r" "$s" "$k" "$in" "$out" "$sr" "$ss" "$sk" <<'PY'
+read -r sr ss sk sin sout scpu < <(run "$small")
+read -r r s k in out cpu < <(run "$n")
+python3 - "$r" "$s" "$k" "$in" "$out" "$sr" "$ss" "$sk" "$cpu" <<'PY'
 import json, sys
-r, s, k, fin, fout, sr, ss, sk = sys.argv[1:]
+r, s, k, fin, fout, sr, ss, sk, cpu = sys.argv[1:]
 print(json.dumps({
     "rows": int(r), "seconds": float(s), "rows_per_s": round(int(r) / float(s)),
+    "cpu_seconds": float(cpu), "rows_per_cpu_s": round(int(r) / float(cpu)),
     "peak_rss_mb": round(int(k) / 1024, 1), "input_mb": round(int(fin) / 2**20, 1),
     "output_mb": round(int(fout) / 2**20, 1),
     "small_rows": int(sr), "small_rows_per_s": round(int(sr) / float(ss)),
