@@ -61,6 +61,8 @@ func execCommand() *cli.Command {
 					&cli.StringSliceFlag{Name: "endpoint", Usage: "bench `URL` (an exec serve node; repeatable) instead of a local pool"},
 					&cli.BoolFlag{Name: "baseline", Value: true, Usage: "also run one fresh interpreter per call, side by side (local only)"},
 					&cli.IntFlag{Name: "calls", Usage: "load test: send exactly N distinct calls with --concurrency in flight and check none is lost or duplicated"},
+					&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "wall-clock limit per call, the same for both runners " +
+						"(generous: a saturated machine slows every call, and the bench measures throughput, not the limit)"},
 					workersFlag, sandboxFlag,
 				},
 				Action: execBench,
@@ -231,6 +233,10 @@ func execBench(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.Duration("timeout") <= 0 {
+		return usererr.New("exec bench --timeout: must be positive, got %s", c.Duration("timeout"))
+	}
+	cfg.Timeout = config.D(c.Duration("timeout"))
 	ctx := c.Context
 	workloads := strings.Split(c.String("workload"), ",")
 	for i, wl := range workloads {
