@@ -36,7 +36,7 @@ func FuzzAnswer(f *testing.F) {
 			if !Equivalent(a, a, Options{}) {
 				t.Fatalf("%q (%s) is not equivalent to itself", a, kind)
 			}
-			if !Equivalent(a, key, Options{}) {
+			if len(key) < maxAnswerChars && !Equivalent(a, key, Options{}) {
 				t.Fatalf("%q (%s) is not equivalent to its key %q", a, kind, key)
 			}
 		}

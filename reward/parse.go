@@ -8,9 +8,9 @@ import (
 )
 
 const (
-	maxNodes  = 2000 // nodes in one parsed expression
-	maxDepth  = 100  // nesting of groups
-	maxDigits = 400  // digits in one number literal
+	maxNodes  = 2000           // nodes in one parsed expression
+	maxDepth  = 100            // nesting of groups
+	maxDigits = maxAnswerChars // digits in one number literal
 )
 
 var functionNames = map[string]bool{
