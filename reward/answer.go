@@ -39,6 +39,12 @@ func parseAnswer(raw string) *answer {
 	if s == `\varnothing` || s == `\{\}` || s == "{}" {
 		return &answer{kind: "set", open: "{", close: "}", items: []*answer{}}
 	}
+	if isTextual(s) {
+		// "\text{The answer is } 5": the phrase is no part of the answer.
+		if v, ok := answerPhrase(s); ok && v != s {
+			return parseAnswer(v)
+		}
+	}
 	if isTextual(s) || choiceRE.MatchString(s) {
 		return &answer{kind: "text", text: textKey(s)}
 	}

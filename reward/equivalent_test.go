@@ -311,6 +311,10 @@ var equivCases = []equivCase{
 	yes("n(n+1)/2", `\frac{n^2+n}{2}`, "triangular numbers"),
 	yes(`\frac{n!}{(n-2)!}`, "n!/(n-2)!", "symbolic factorials kept opaque"),
 	yes(`\binom{n}{2}`, `\binom{n}{2}`, "symbolic binomials kept opaque"),
+	yes("5 = x", "5", "a constant on the left of an assignment"),
+	yes(`\text{The answer is } 5`, "5", "an answer phrase inside the box"),
+	yes("Answer: 12", "12", "an answer label inside the box"),
+	no(`\text{The answer is } 6`, "5", "an answer phrase with the wrong value"),
 	// Equations.
 	yes("y=2x+3", "y = 3 + 2x", "same line"),
 	yes("y=2x+3", "2x+3", "an assignment against its right-hand side"),

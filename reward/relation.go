@@ -65,6 +65,9 @@ func parseRelation(toks []token, idx []int) *answer {
 	if iv := inequalityInterval(a); iv != nil {
 		return iv
 	}
+	if len(a.sides) == 2 && a.rels[0] == "=" && isLoneVar(a.sides[1]) && !isLoneVar(a.sides[0]) && !a.sides[0].hasVars() {
+		a.sides[0], a.sides[1] = a.sides[1], a.sides[0] // 5 = x is x = 5
+	}
 	if len(a.sides) == 2 && a.rels[0] == "=" && isLoneVar(a.sides[0]) && !mentions(a.sides[1], a.sides[0].name) {
 		rhs := &answer{kind: "scalar", expr: a.sides[1], rels: a.rels, sides: a.sides}
 		return rhs
