@@ -220,9 +220,10 @@ void gk_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
     const gk_microkernel *uk = active;
     const int MR = uk->mr, NR = uk->nr, MC = MR * GK_MC_PANELS_FOR(MR);
     const int nt = gk_threads();
-    /* Units: column slices of at most NC_UNIT, and row slices (whole MC blocks) when there are too
-     * few units to keep every thread busy with some slack for load balance. */
-    const int want = nt == 1 ? 1 : 4 * nt;
+    /* Units: column slices of at most NC_UNIT, and row slices (whole MC blocks) when there are fewer
+     * slices than threads. Each unit packs its own B slice, so row slices cost one B packing each:
+     * one per thread is the least, and equal sizes balance a quiet machine. */
+    const int want = nt;
     int ncu = N < NC_UNIT ? N : NC_UNIT;
     int nparts_n = (N + ncu - 1) / ncu;
     int mblocks = (M + MC - 1) / MC, nparts_m = 1;
