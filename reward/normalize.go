@@ -38,6 +38,8 @@ var wrapperCommands = map[string]bool{
 	"boldsymbol": true, "boxed": true, "fbox": true, "bf": true, "rm": true, "hbox": true, "textsf": true, "texttt": true,
 }
 
+var unitPowerRE = regexp.MustCompile(`^\s*\^\s*(\{\s*[23]\s*\}|[23])`)
+
 var degreeRE = regexp.MustCompile(`\^\s*\{?\s*\\circ\s*\}?|\\circ`)
 
 var unitWords = map[string]bool{}
@@ -109,8 +111,12 @@ func rewriteCommands(s string) string {
 			if k < len(s) && s[k] == '{' {
 				if end := matchBrace(s, k); end > 0 {
 					content := s[k+1 : end]
-					b.WriteString(unwrapText(b.String(), content, s[end+1:]))
+					rep := unwrapText(b.String(), content, s[end+1:])
+					b.WriteString(rep)
 					i = end + 1
+					if rep == " " { // a dropped unit takes its power along: \text{cm}^2
+						i += len(unitPowerRE.FindString(s[i:]))
+					}
 					continue
 				}
 			}
