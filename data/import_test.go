@@ -227,3 +227,17 @@ func TestImportJSONArray(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func TestImportCanceledLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeProblems(t, in, sampleProblems(3000))
+	outDir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Import(ctx, ImportOptions{Inputs: []string{in}, Out: filepath.Join(outDir, "out.parquet")})
+	if err != context.Canceled {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	assertEmptyDir(t, outDir)
+}

@@ -232,7 +232,7 @@ func (r *ProblemReader) Next() (Problem, error) {
 		}
 		p.Meta = metaText(obj["meta"])
 		if p.Problem == "" {
-			return Problem{}, usererr.New("%s: missing field \"problem\" (fields found: %s)", r.lines.where(), fieldNames(obj))
+			return Problem{}, usererr.New("%s: missing field \"problem\" (fields found: %s); other layouts go through `gorstar data import`", r.lines.where(), fieldNames(obj))
 		}
 		return p, nil
 	}
