@@ -94,16 +94,16 @@ type Engine struct {
 
 // Stats are running totals since New.
 type Stats struct {
-	Steps        int64
-	PromptTokens int64 // prefilled (prompts and appended tokens)
+	Steps           int64 `json:"steps"`
+	PromptTokens    int64 `json:"prompt_tokens"` // prefilled (prompts and appended tokens)
+	GeneratedTokens int64 `json:"generated_tokens"`
 	// SharedPromptTokens were copied from a sequence with the same prompt instead of prefilled.
-	SharedPromptTokens int64
-	GeneratedTokens    int64
-	Waiting            int
-	Running            int
-	Paused             int
-	KVReserved         int
-	KVTokens           int
+	SharedPromptTokens int64 `json:"shared_prompt_tokens"`
+	Waiting            int   `json:"waiting"`
+	Running            int   `json:"running"`
+	Paused             int   `json:"paused"`
+	KVReserved         int   `json:"kv_reserved"`
+	KVTokens           int   `json:"kv_tokens"`
 }
 
 // New starts an engine on m. Close stops it.

@@ -380,3 +380,40 @@ func TestAssistantMessage(t *testing.T) {
 		}
 	}
 }
+
+// A client that disconnects in the middle of a stream frees its sequence and its KV memory.
+func TestDisconnectFreesMemory(t *testing.T) {
+	url := startServer(t, engine.Options{KVTokens: 4096, MaxSeqs: 4})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/completions",
+		strings.NewReader(`{"prompt": "abc", "max_tokens": 3000, "ignore_eos": true, "stream": true}`))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(res.Body).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	stats := func() engine.Stats {
+		res, err := http.Get(url + "/stats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var st engine.Stats
+		json.NewDecoder(res.Body).Decode(&st)
+		return st
+	}
+	if st := stats(); st.KVReserved == 0 {
+		t.Fatalf("no KV reserved while streaming: %+v", st)
+	}
+	cancel()
+	res.Body.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for stats().KVReserved != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("KV still reserved after the client left: %+v", stats())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

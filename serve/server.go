@@ -67,6 +67,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/v1/completions", s.onlyMethod(http.MethodPost, s.completions))
 	mux.HandleFunc("/v1/chat/completions", s.onlyMethod(http.MethodPost, s.chatCompletions))
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("/stats", s.onlyMethod(http.MethodGet, func(w http.ResponseWriter, r *http.Request) error {
+		writeJSON(w, http.StatusOK, s.eng.Stats())
+		return nil
+	}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusNotFound, typ: "invalid_request_error",
 			message: fmt.Sprintf("no route %s %s (try /v1/completions, /v1/chat/completions, /v1/models)", r.Method, r.URL.Path)})
