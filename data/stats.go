@@ -90,12 +90,32 @@ func ComputeStats(ctx context.Context, path string) (Stats, error) {
 			}
 		}
 	default:
-		f, err := openParquet(path)
+		// Another layout (a verl file, say): count answer kinds through the import mapping when it
+		// finds the columns, else just the rows.
+		src, err := openSource(ctx, path, "auto", Mapping{})
 		if err != nil {
-			return st, err
+			f, ferr := openParquet(path)
+			if ferr != nil {
+				return st, ferr
+			}
+			defer f.close()
+			st.Rows = f.numRows()
+			return st, nil
 		}
-		defer f.close()
-		st.Rows = f.numRows()
+		defer src.close()
+		for {
+			row, err := src.next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return st, err
+			}
+			st.Rows++
+			if row.missing == "" {
+				st.AnswerKinds[reward.Kind(row.Answer)]++
+			}
+		}
 	}
 	return st, nil
 }

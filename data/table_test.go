@@ -101,7 +101,8 @@ func TestStats(t *testing.T) {
 	verl := filepath.Join(dir, "v.parquet")
 	writeVerlParquetLowLevel(t, verl, "element", verlRows())
 	st, err = ComputeStats(context.Background(), verl)
-	if err != nil || st.Table != "other" || st.Rows != 5 || len(st.Columns) != 5 {
+	if err != nil || st.Table != "other" || st.Rows != 5 || len(st.Columns) != 5 ||
+		st.AnswerKinds["integer"] != 2 || st.AnswerKinds["rational"] != 1 {
 		t.Errorf("verl stats %+v %v", st, err)
 	}
 }
