@@ -41,19 +41,10 @@ func refGEMM(tA, tB bool, M, N, K int, alpha float64, A []float64, lda int, B []
 	return want, bound
 }
 
+// TestSGEMM runs every microkernel this CPU can run (and the few-rows path) over edge shapes, all
+// transposes, alpha and beta, leading dimensions with padding.
 func TestSGEMM(t *testing.T) {
-	for _, name := range sgemmKernels() {
-		t.Run(name, func(t *testing.T) {
-			if err := useSGEMMKernel(name); err != nil {
-				t.Fatal(err)
-			}
-			defer useSGEMMKernel("")
-			testSGEMM(t)
-		})
-	}
-}
-
-func testSGEMM(t *testing.T) {
+	defer useSGEMMKernel("")
 	r := rand.New(rand.NewPCG(1, 2))
 	shapes := [][3]int{{1, 1, 1}, {1, 37, 19}, {7, 1, 5}, {5, 9, 0}, {13, 17, 33}, {6, 16, 256}, {70, 45, 300},
 		{129, 67, 513}, {33, 200, 7}, {300, 130, 260}, {5, 4200, 3}, {3, 700, 200}, {8, 300, 100}, {9, 300, 100}}
@@ -75,29 +66,39 @@ func testSGEMM(t *testing.T) {
 				Cm := rounded(randn(r, max(1, M*ldc), 1))
 				name := fmt.Sprintf("%dx%dx%d/tA=%v/tB=%v/alpha=%g/beta=%g", M, N, K, tA, tB, ab[0], ab[1])
 				want, bound := refGEMM(tA, tB, M, N, K, ab[0], A, lda, B, ldb, ab[1], Cm, ldc)
-				cb := buf(t, Cm)
-				if ab[1] == 0 { // beta 0 must not read C: poison it
-					f := make([]float32, cb.Len())
-					for i := range f {
-						f[i] = float32(math.NaN())
+				for _, kernel := range sgemmKernels() {
+					if err := useSGEMMKernel(kernel); err != nil {
+						t.Fatal(err)
 					}
-					cb.CopyFrom(f)
+					checkSGEMM(t, name+"/"+kernel, tA, tB, M, N, K, ab[0], A, lda, B, ldb, ab[1], Cm, ldc, want, bound)
 				}
-				SGEMM(tA, tB, M, N, K, float32(ab[0]), buf(t, A), lda, buf(t, B), ldb, float32(ab[1]), cb, ldc)
-				got := read(cb)
-				for i := 0; i < M; i++ {
-					for j := 0; j < N; j++ {
-						o := i*ldc + j
-						if d := math.Abs(got[o] - want[o]); !(d <= 1e-6*bound[o]*float64(K+4)+1e-6) {
-							t.Fatalf("%s: C[%d,%d] = %g, want %g", name, i, j, got[o], want[o])
-						}
-					}
-					for j := N; j < ldc && ab[1] != 0; j++ { // padding untouched
-						if got[i*ldc+j] != Cm[i*ldc+j] {
-							t.Fatalf("%s: wrote padding C[%d,%d]", name, i, j)
-						}
-					}
-				}
+			}
+		}
+	}
+}
+
+func checkSGEMM(t *testing.T, name string, tA, tB bool, M, N, K int, alpha float64, A []float64, lda int, B []float64, ldb int,
+	beta float64, Cm []float64, ldc int, want, bound []float64) {
+	cb := buf(t, Cm)
+	if beta == 0 { // beta 0 must not read C: poison it
+		f := make([]float32, cb.Len())
+		for i := range f {
+			f[i] = float32(math.NaN())
+		}
+		cb.CopyFrom(f)
+	}
+	SGEMM(tA, tB, M, N, K, float32(alpha), buf(t, A), lda, buf(t, B), ldb, float32(beta), cb, ldc)
+	got := read(cb)
+	for i := 0; i < M; i++ {
+		for j := 0; j < N; j++ {
+			o := i*ldc + j
+			if d := math.Abs(got[o] - want[o]); !(d <= 1e-6*bound[o]*float64(K+4)+1e-6) {
+				t.Fatalf("%s: C[%d,%d] = %g, want %g", name, i, j, got[o], want[o])
+			}
+		}
+		for j := N; j < ldc && beta != 0; j++ { // padding untouched
+			if got[i*ldc+j] != Cm[i*ldc+j] {
+				t.Fatalf("%s: wrote padding C[%d,%d]", name, i, j)
 			}
 		}
 	}
