@@ -7,7 +7,7 @@ type Model struct {
 	// RecomputeLayers trades compute for memory in training (model.Model.Recompute).
 	RecomputeLayers int `toml:"recompute_layers" comment:"Recompute the activations of the first N layers during backward instead of keeping them (less memory, ~1 extra forward of those layers)."`
 	// LossChunkTokens bounds the live [tokens, vocab] logits (model.Model.LossChunkTokens).
-	LossChunkTokens int `toml:"loss_chunk_tokens" comment:"Tokens per lm_head + cross-entropy chunk; 0 = about 16M logits per chunk."`
+	LossChunkTokens int `toml:"loss_chunk_tokens" comment:"Tokens per lm_head + cross-entropy chunk; 0 = about 32M logits (128 MB) per chunk."`
 }
 
 func DefaultModel() Model { return Model{Preset: "tiny"} }

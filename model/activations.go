@@ -128,7 +128,7 @@ func (m *Model) activationsFor(B, L int) *activations {
 func (m *Model) chunkTokens(capT int) int {
 	n := m.LossChunkTokens
 	if n <= 0 {
-		n = max(1, (16<<20)/m.Config.VocabSize)
+		n = max(1, (32<<20)/m.Config.VocabSize)
 	}
 	return min(n, capT)
 }

@@ -32,7 +32,7 @@ type Model struct {
 	Recompute int
 
 	// LossChunkTokens bounds the rows of logits ([tokens, vocab]) live at once in the lm_head and
-	// cross-entropy; 0 picks a chunk of about 16 M logits.
+	// cross-entropy; 0 picks a chunk of about 32 M logits (128 MB).
 	LossChunkTokens int
 
 	w, g weights
