@@ -126,11 +126,16 @@ func New(m *model.Model, opts Options) (*Engine, error) {
 // Options returns the engine's options with defaults filled in.
 func (e *Engine) Options() Options { return e.opts }
 
-// Stats returns the totals as of the last step.
+// Stats returns the totals now (between two steps: it waits for a running step to end). After
+// Close it returns the last totals.
 func (e *Engine) Stats() Stats {
-	e.statsMu.Lock()
-	defer e.statsMu.Unlock()
-	return e.shared
+	var st Stats
+	if e.do(func() { st = e.snapshot() }) != nil {
+		e.statsMu.Lock()
+		defer e.statsMu.Unlock()
+		return e.shared
+	}
+	return st
 }
 
 // Close ends every sequence (FinishCancelled), stops the loop and frees the caches and the decoder.

@@ -37,7 +37,6 @@ func (e *Engine) loop() {
 				e.failAll(err)
 			}
 		}
-		e.publishStats()
 	}
 }
 
@@ -225,7 +224,7 @@ func (e *Engine) accept(s *Sequence, tok int32, logprob float32, top []TokenLogP
 	}
 }
 
-func (e *Engine) publishStats() {
+func (e *Engine) snapshot() Stats {
 	st := e.stats
 	st.Waiting = len(e.waiting)
 	for _, s := range e.active {
@@ -236,6 +235,12 @@ func (e *Engine) publishStats() {
 		}
 	}
 	st.KVReserved, st.KVTokens = e.reserved, e.opts.KVTokens
+	return st
+}
+
+// publishStats keeps a copy of the totals for Stats after Close.
+func (e *Engine) publishStats() {
+	st := e.snapshot()
 	e.statsMu.Lock()
 	e.shared = st
 	e.statsMu.Unlock()
