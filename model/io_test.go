@@ -1,6 +1,8 @@
 package model
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -183,5 +185,40 @@ func TestLoadBadInputs(t *testing.T) {
 				t.Fatalf("error %q (user error %v), want one line containing %q", err, usererr.Is(err), tc.want)
 			}
 		})
+	}
+}
+
+// A sharded checkpoint (model.safetensors.index.json + shards, as transformers writes big models)
+// loads like a single file.
+func TestLoadSharded(t *testing.T) {
+	m, _ := New(microConfig("qwen2", false), 8)
+	defer m.Close()
+	dir := filepath.Join(t.TempDir(), "sharded")
+	if err := m.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	var shards [2][]safetensors.Tensor
+	weightMap := map[string]string{}
+	for i, ts := range m.Params.tensors() {
+		shards[i%2] = append(shards[i%2], ts)
+		weightMap[ts.Name] = fmt.Sprintf("model-%05d-of-00002.safetensors", i%2+1)
+	}
+	for i, ts := range shards {
+		if err := safetensors.Write(filepath.Join(dir, fmt.Sprintf("model-%05d-of-00002.safetensors", i+1)), ts, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	index, _ := json.Marshal(map[string]any{"metadata": map[string]any{}, "weight_map": weightMap})
+	if err := os.WriteFile(filepath.Join(dir, "model.safetensors.index.json"), index, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "model.safetensors"))
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	if !slices.Equal(paramsOf(got), paramsOf(m)) {
+		t.Fatal("sharded load changed the parameters")
 	}
 }
