@@ -32,6 +32,7 @@ func modelCommand() *cli.Command {
 					&cli.StringFlag{Name: "out", Required: true, Usage: "output model `DIR`"},
 					&cli.StringFlag{Name: "preset", Value: "tiny", Usage: "architecture: tiny or small"},
 					&cli.StringFlag{Name: "tokenizer", Value: "byte", Usage: "byte (256 bytes + chat tokens) or a tokenizer.json `PATH` or directory"},
+					&cli.BoolFlag{Name: "force", Usage: "replace --out if it already exists"},
 				},
 				Action: modelInit,
 			},
@@ -97,6 +98,9 @@ func modelInit(c *cli.Context) error {
 		return err
 	}
 	out := c.String("out")
+	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 && !c.Bool("force") {
+		return usererr.New("model init: %s already exists and is not empty (pass --force to replace it)", out)
+	}
 	cfg, err := model.InitDir(out, model.InitOptions{Preset: c.String("preset"), Tokenizer: c.String("tokenizer"), Seed: uint64(o.Seed)})
 	if err != nil {
 		return err
