@@ -125,9 +125,16 @@ func chatLoop(ctx context.Context, b chatBackend, pool *exec.Pool, in io.Reader,
 			fmt.Fprintln(out, "(new conversation)")
 			continue
 		}
+		mark := len(msgs)
 		msgs = append(msgs, chat.Message{Role: chat.RoleUser, Content: line})
 		for turn := 0; turn < s.maxTurns; turn++ {
 			msg, err := b.turn(ctx, msgs, out)
+			if usererr.Is(err) && ctx.Err() == nil {
+				// The conversation no longer fits, or the endpoint refused it: say so and go on.
+				fmt.Fprintf(out, "(%v)\n", err)
+				msgs = msgs[:mark] // forget the failed exchange
+				break
+			}
 			if err != nil {
 				return err
 			}
