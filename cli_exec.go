@@ -258,6 +258,9 @@ func execBench(c *cli.Context) error {
 			return err
 		}
 		runner, name = client, "client"
+		if err := waitForServers(ctx, endpoints, 2*time.Minute); err != nil {
+			return err
+		}
 	} else {
 		p, err := startPool(ctx, c, o, cfg)
 		if err != nil {
@@ -350,6 +353,32 @@ func execLoadTest(c *cli.Context, o Options, runner exec.Runner, endpoints []str
 	}
 	if res.Lost > 0 || res.Duplicated > 0 {
 		return fmt.Errorf("exec load test: %d calls lost, %d duplicated", res.Lost, res.Duplicated)
+	}
+	return nil
+}
+
+// waitForServers waits until every endpoint answers /healthz (a server that was just started may
+// still be importing modules), so that a bench never measures connection refusals.
+func waitForServers(ctx context.Context, endpoints []string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for _, e := range endpoints {
+		for _, one := range strings.Split(e, ",") {
+			url := strings.TrimRight(strings.TrimSpace(one), "/")
+			for {
+				h := serverHealth(ctx, url)
+				if h["ok"] == true {
+					break
+				}
+				if time.Now().After(deadline) {
+					return usererr.New("exec bench --endpoint %s: not ready after %s: %v", url, limit, h["error"])
+				}
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(250 * time.Millisecond):
+				}
+			}
+		}
 	}
 	return nil
 }

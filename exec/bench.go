@@ -109,6 +109,9 @@ type LoadResult struct {
 	Lost       int     `json:"lost"`       // calls whose answer never came or was not their own
 	Duplicated int     `json:"duplicated"` // answers that arrived for a call more than once
 	Errors     int     `json:"errors"`
+	// ByStatus counts the answers by status; ErrorSample is one failed answer's stderr.
+	ByStatus    map[Status]int `json:"by_status"`
+	ErrorSample string         `json:"error_sample,omitempty"`
 }
 
 // LoadTest sends n calls, each printing its own index, keeping inFlight of them outstanding, and
@@ -121,6 +124,9 @@ func LoadTest(ctx context.Context, r Runner, n, inFlight int) (LoadResult, error
 	lat := make([]float64, n)
 	var next, errs, foreign atomic.Int64
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	byStatus := map[Status]int{}
+	sample := ""
 	start := time.Now()
 	for w := 0; w < min(inFlight, n); w++ {
 		wg.Add(1)
@@ -134,6 +140,12 @@ func LoadTest(ctx context.Context, r Runner, n, inFlight int) (LoadResult, error
 				t0 := time.Now()
 				res := r.Run(ctx, Call{Code: fmt.Sprintf("i = %d\nprint('call', i)", i)})
 				lat[i] = float64(time.Since(t0).Microseconds()) / 1000
+				mu.Lock()
+				byStatus[res.Status]++
+				if res.Status != StatusOK && sample == "" {
+					sample = res.Stderr
+				}
+				mu.Unlock()
 				if res.Status != StatusOK {
 					errs.Add(1)
 					continue
@@ -152,7 +164,8 @@ func LoadTest(ctx context.Context, r Runner, n, inFlight int) (LoadResult, error
 	if err := ctx.Err(); err != nil {
 		return LoadResult{}, fmt.Errorf("exec load test: %w", err)
 	}
-	out := LoadResult{Calls: n, InFlight: inFlight, Seconds: secs, CallsPerS: float64(n) / secs, Errors: int(errs.Load())}
+	out := LoadResult{Calls: n, InFlight: inFlight, Seconds: secs, CallsPerS: float64(n) / secs, Errors: int(errs.Load()),
+		ByStatus: byStatus, ErrorSample: sample}
 	for i := range seen {
 		switch c := seen[i].Load(); {
 		case c == 0:
