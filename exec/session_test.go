@@ -201,3 +201,22 @@ func TestSandboxNoneWipesOnlyItsOwnDirectory(t *testing.T) {
 		t.Fatalf("the worker's directory was left behind: %v", entries)
 	}
 }
+
+// Forked calls must not share random streams.
+func TestCallsDrawDifferentRandomNumbers(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workers = 1
+	cfg.Modules = append(cfg.Modules, "random", "numpy")
+	p := newTestPool(t, cfg)
+	code := "import random\nr = [random.random()]\ntry:\n    import numpy\n    r.append(float(numpy.random.rand()))\nexcept ImportError:\n    pass\nprint(r)"
+	a, b := run(t, p, Call{Code: code}), run(t, p, Call{Code: code})
+	if a.Status != StatusOK || b.Status != StatusOK {
+		t.Fatalf("%+v %+v", a, b)
+	}
+	as, bs := strings.Split(strings.Trim(a.Stdout, "[]\n"), ", "), strings.Split(strings.Trim(b.Stdout, "[]\n"), ", ")
+	for i := range as {
+		if i < len(bs) && as[i] == bs[i] {
+			t.Errorf("stream %d: both calls drew %s", i, as[i])
+		}
+	}
+}

@@ -590,6 +590,17 @@ def run_once():
 # ---------------------------------------------------------------- fork cost
 
 
+def reseed():
+    """Gives a forked child its own random streams (else every call would draw the same numbers)."""
+    if "random" in sys.modules:
+        sys.modules["random"].seed()
+    if "numpy.random" in sys.modules:
+        try:
+            sys.modules["numpy.random"].seed()
+        except Exception:
+            pass
+
+
 def make_fork():
     """Returns the fork used for calls. os.fork() re-initialises the interpreter's threading state
     in the child and runs every registered at-fork hook, which writes ~200 pages (each a
@@ -608,8 +619,8 @@ def make_fork():
         if pid < 0:
             err = ctypes.get_errno()
             raise OSError(err, os.strerror(err))
-        if pid == 0 and "random" in sys.modules:
-            sys.modules["random"].seed()
+        if pid == 0:
+            reseed()
         return pid
 
     return fork
