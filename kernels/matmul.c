@@ -70,47 +70,61 @@ static float *scratch(int which, size_t floats) {
     return buf[which];
 }
 
-/* op(A)[m0:m0+mc, p0:p0+kc] into MR-row panels dst[panel][k*MR + i], zero-padded. */
+/* op(A)[m0:m0+mc, p0:p0+kc] into MR-row panels dst[panel][k*MR + i], zero-padded. Source rows are
+ * read contiguously: along k when A is not transposed, along m (the whole block per k) when it is,
+ * so a large lda never means one page per element. */
 static void pack_a(float *dst, const float *A, int lda, int trans, int m0, int mc, int p0, int kc, int MR) {
-    for (int ir = 0; ir < mc; ir += MR, dst += (size_t)MR * kc) {
-        int rows = mc - ir < MR ? mc - ir : MR;
-        if (trans) {
-            for (int k = 0; k < kc; k++) {
-                const float *src = A + (size_t)(p0 + k) * lda + m0 + ir;
-                float *d = dst + (size_t)k * MR;
+    if (trans) {
+        for (int k = 0; k < kc; k++) {
+            const float *src = A + (size_t)(p0 + k) * lda + m0;
+            for (int ir = 0; ir < mc; ir += MR) {
+                float *d = dst + (size_t)(ir / MR) * MR * kc + (size_t)k * MR;
+                const int rows = mc - ir < MR ? mc - ir : MR;
                 int i = 0;
-                for (; i < rows; i++) d[i] = src[i];
+                for (; i < rows; i++) d[i] = src[ir + i];
                 for (; i < MR; i++) d[i] = 0;
             }
-        } else {
-            for (int i = 0; i < MR; i++) {
-                if (i < rows) {
-                    const float *src = A + (size_t)(m0 + ir + i) * lda + p0;
-                    for (int k = 0; k < kc; k++) dst[(size_t)k * MR + i] = src[k];
-                } else {
-                    for (int k = 0; k < kc; k++) dst[(size_t)k * MR + i] = 0;
-                }
+        }
+        return;
+    }
+    for (int ir = 0; ir < mc; ir += MR, dst += (size_t)MR * kc) {
+        const int rows = mc - ir < MR ? mc - ir : MR;
+        for (int i = 0; i < MR; i++) {
+            if (i < rows) {
+                const float *src = A + (size_t)(m0 + ir + i) * lda + p0;
+                for (int k = 0; k < kc; k++) dst[(size_t)k * MR + i] = src[k];
+            } else {
+                for (int k = 0; k < kc; k++) dst[(size_t)k * MR + i] = 0;
             }
         }
     }
 }
 
-/* op(B)[p0:p0+kc, n0:n0+NR] into one panel dst[k*NR + j], zero-padded. */
-static void pack_b_panel(float *dst, const float *B, int ldb, int trans, int p0, int kc, int n0, int cols, int NR) {
+/* op(B)[p0:p0+kc, n0:n0+nc] into NR-column panels dst[panel][k*NR + j], zero-padded; rows of the
+ * source are read contiguously (along n per k, or along k per column when B is transposed). */
+static void pack_b(float *dst, const float *B, int ldb, int trans, int p0, int kc, int n0, int nc, int NR) {
+    const int panels = (nc + NR - 1) / NR;
     if (trans) {
-        for (int j = 0; j < NR; j++) {
-            if (j < cols) {
-                const float *src = B + (size_t)(n0 + j) * ldb + p0;
-                for (int k = 0; k < kc; k++) dst[(size_t)k * NR + j] = src[k];
-            } else {
-                for (int k = 0; k < kc; k++) dst[(size_t)k * NR + j] = 0;
+        for (int p = 0; p < panels; p++) {
+            float *d = dst + (size_t)p * NR * kc;
+            const int cols = nc - p * NR < NR ? nc - p * NR : NR;
+            for (int j = 0; j < NR; j++) {
+                if (j < cols) {
+                    const float *src = B + (size_t)(n0 + p * NR + j) * ldb + p0;
+                    for (int k = 0; k < kc; k++) d[(size_t)k * NR + j] = src[k];
+                } else {
+                    for (int k = 0; k < kc; k++) d[(size_t)k * NR + j] = 0;
+                }
             }
         }
-    } else {
-        for (int k = 0; k < kc; k++) {
-            const float *src = B + (size_t)(p0 + k) * ldb + n0;
-            float *d = dst + (size_t)k * NR;
-            memcpy(d, src, sizeof(float) * cols);
+        return;
+    }
+    for (int k = 0; k < kc; k++) {
+        const float *src = B + (size_t)(p0 + k) * ldb + n0;
+        for (int p = 0; p < panels; p++) {
+            float *d = dst + (size_t)p * NR * kc + (size_t)k * NR;
+            const int cols = nc - p * NR < NR ? nc - p * NR : NR;
+            memcpy(d, src + p * NR, sizeof(float) * cols);
             for (int j = cols; j < NR; j++) d[j] = 0;
         }
     }
@@ -136,10 +150,7 @@ static void sgemm_unit(const gk_microkernel *uk, int trans_a, int trans_b, int K
     for (int pc = 0; pc < K; pc += KC) {
         const int kc = K - pc < KC ? K - pc : KC;
         const float b_eff = pc == 0 ? beta : 1.0f;
-        for (int p = 0; p < panels; p++) {
-            int cols = nc - p * NR < NR ? nc - p * NR : NR;
-            pack_b_panel(bpack + (size_t)p * NR * kc, B, ldb, trans_b, pc, kc, n0 + p * NR, cols, NR);
-        }
+        pack_b(bpack, B, ldb, trans_b, pc, kc, n0, nc, NR);
         for (int ic = m0; ic < m1; ic += MC) {
             const int mc = m1 - ic < MC ? m1 - ic : MC;
             pack_a(apack, A, lda, trans_a, ic, mc, pc, kc, MR);
