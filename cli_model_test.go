@@ -51,35 +51,40 @@ func TestModelLogprobsMatchPyTorch(t *testing.T) {
 	if r := runCLI(t, "model", "init", "--out", tiny, "--preset", "tiny", "--seed", "5"); r.Code != 0 {
 		t.Fatalf("%+v", r)
 	}
-	// A Qwen2 model (q/k/v biases, no q/k norm, untied) with non-trivial biases and norms.
+	// A Qwen2 model (q/k/v biases, no q/k norm, untied) and a Qwen3 one with attention_bias (q/k/v
+	// and o_proj biases, q/k norm), with non-trivial biases and norms.
 	qwen2 := filepath.Join(tmp, "qwen2")
-	c := model.Config{ModelType: "qwen2", VocabSize: 300, HiddenSize: 64, IntermediateSize: 96, NumHiddenLayers: 2,
-		NumAttentionHeads: 4, NumKeyValueHeads: 2, HeadDim: 16, RopeTheta: 1e6, RMSNormEps: 1e-6, InitializerRange: 0.1}
-	m, err := model.New(c, 9)
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := make([]float32, m.Params.Size)
-	m.Params.All.CopyTo(host)
-	for _, tn := range m.Params.Tensors {
-		if !tn.Decay {
-			for i := tn.Offset; i < tn.Offset+tn.Size; i++ {
-				host[i] += float32(math.Sin(float64(i))) * 0.2
+	qwen3Bias := filepath.Join(tmp, "qwen3-bias")
+	for _, v := range []struct{ typ, dir string }{{"qwen2", qwen2}, {"qwen3", qwen3Bias}} {
+		c := model.Config{ModelType: v.typ, VocabSize: 300, HiddenSize: 64, IntermediateSize: 96, NumHiddenLayers: 2,
+			NumAttentionHeads: 4, NumKeyValueHeads: 2, HeadDim: 16, RopeTheta: 1e6, RMSNormEps: 1e-6, InitializerRange: 0.1,
+			AttentionBias: true}
+		m, err := model.New(c, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		host := make([]float32, m.Params.Size)
+		m.Params.All.CopyTo(host)
+		for _, tn := range m.Params.Tensors {
+			if !tn.Decay {
+				for i := tn.Offset; i < tn.Offset+tn.Size; i++ {
+					host[i] += float32(math.Sin(float64(i))) * 0.2
+				}
 			}
 		}
+		m.Params.All.CopyFrom(host)
+		if err := m.Save(v.dir); err != nil {
+			t.Fatal(err)
+		}
+		m.Close()
 	}
-	m.Params.All.CopyFrom(host)
-	if err := m.Save(qwen2); err != nil {
-		t.Fatal(err)
-	}
-	m.Close()
 
 	ids := make([]int, 40)
 	for i := range ids {
 		ids[i] = (i*37 + 11) % 256
 	}
 	idsJSON, _ := json.Marshal(ids)
-	for _, dir := range []string{tiny, qwen2} {
+	for _, dir := range []string{tiny, qwen2, qwen3Bias} {
 		r := runCLI(t, "model", "logprobs", "--model", dir, "--ids", string(idsJSON), "--json")
 		if r.Code != 0 {
 			t.Fatalf("%+v", r)

@@ -44,7 +44,7 @@ func (m *Model) layerBackward(i int, a *activations, g *gradScratch) {
 
 	// Attention: mid = resid[i] + o(attention(rope(norm(q(ln1))), rope(norm(k(ln1))), v(ln1))).
 	matmulInto(g.dAtt, g.dResid, w.o, T, Q, C, 0)
-	kernels.LinearBackward(none, gw.o, none, g.dResid, l.att, w.o, T, Q, C)
+	kernels.LinearBackward(none, gw.o, gw.ob, g.dResid, l.att, w.o, T, Q, C)
 	g.dQ.Zero()
 	g.dK.Zero()
 	g.dV.Zero()

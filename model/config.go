@@ -39,6 +39,10 @@ func (c Config) QKNorm() bool { return c.ModelType == "qwen3" }
 // QKVBias reports whether the q/k/v projections carry a bias (always for Qwen2, optional for Qwen3).
 func (c Config) QKVBias() bool { return c.ModelType == "qwen2" || c.AttentionBias }
 
+// OBias reports whether the output projection carries a bias: in transformers' Qwen3,
+// attention_bias applies to o_proj as well; Qwen2's o_proj never has one.
+func (c Config) OBias() bool { return c.ModelType == "qwen3" && c.AttentionBias }
+
 // QDim and KVDim are the widths of the query and of the key/value projections.
 func (c Config) QDim() int  { return c.NumAttentionHeads * c.HeadDim }
 func (c Config) KVDim() int { return c.NumKeyValueHeads * c.HeadDim }
@@ -89,7 +93,8 @@ func LoadConfig(dir string) (Config, error) {
 }
 
 // ParseConfig decodes a config.json (path names it in errors), fills defaults the way transformers
-// does (head_dim = hidden_size / num_attention_heads, num_key_value_heads = num_attention_heads) and
+// does (head_dim 128 for qwen3 and hidden_size / num_attention_heads for qwen2, num_key_value_heads =
+// num_attention_heads, untied embeddings) and
 // validates it.
 func ParseConfig(path string, data []byte) (Config, error) {
 	var raw map[string]json.RawMessage
@@ -109,8 +114,10 @@ func ParseConfig(path string, data []byte) (Config, error) {
 	if v, ok := raw["use_sliding_window"]; ok && string(v) == "true" {
 		return Config{}, usererr.New("%s: field use_sliding_window: sliding-window attention is not supported", path)
 	}
-	if _, ok := raw["tie_word_embeddings"]; !ok {
-		c.TieWordEmbeddings = true // the transformers default
+	// transformers' Qwen2Config and Qwen3Config default to untied embeddings and Qwen3Config to a
+	// head_dim of 128, whatever hidden_size / num_attention_heads is.
+	if _, ok := raw["head_dim"]; !ok && c.ModelType == "qwen3" {
+		c.HeadDim = 128
 	}
 	if c.NumKeyValueHeads == 0 {
 		c.NumKeyValueHeads = c.NumAttentionHeads

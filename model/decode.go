@@ -231,7 +231,7 @@ func (d *Decoder) layer(l int, in []DecodeInput, T int) {
 			keys.Slice(0, Lk*KV), values.Slice(0, Lk*KV), 1, n, Lk, nh, nkv, hd, d.m.attentionScale())
 		off += n
 	}
-	kernels.LinearForward(d.mid, d.att, w.o, kernels.Buf{}, T, Q, C)
+	kernels.LinearForward(d.mid, d.att, w.o, w.ob, T, Q, C)
 	kernels.Add(d.mid, d.x, T*C)
 
 	kernels.RMSNormForward(d.ln, kernels.Buf{}, d.mid, w.postNorm, T, C, eps)

@@ -187,7 +187,7 @@ func (m *Model) layerForward(i int, a *activations) {
 	kernels.RoPEForward(l.q, a.pos, T, nh, hd, theta)
 	kernels.RoPEForward(l.k, a.pos, T, nkv, hd, theta)
 	kernels.AttentionForward(l.att, l.lse, l.q, l.k, l.v, a.B, a.L, a.L, nh, nkv, hd, m.attentionScale())
-	kernels.LinearForward(l.mid, l.att, w.o, kernels.Buf{}, T, Q, C)
+	kernels.LinearForward(l.mid, l.att, w.o, w.ob, T, Q, C)
 	kernels.Add(l.mid, x, T*C)
 
 	kernels.RMSNormForward(l.ln2, l.rstd2, l.mid, w.postNorm, T, C, eps)

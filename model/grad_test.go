@@ -59,9 +59,11 @@ func TestGradientFiniteDifferences(t *testing.T) {
 	for _, tc := range []struct {
 		typ  string
 		tied bool
-	}{{"qwen3", true}, {"qwen3", false}, {"qwen2", true}, {"qwen2", false}} {
-		t.Run(fmt.Sprintf("%s/tied=%v", tc.typ, tc.tied), func(t *testing.T) {
+		bias bool
+	}{{"qwen3", true, false}, {"qwen3", false, false}, {"qwen3", false, true}, {"qwen2", true, false}, {"qwen2", false, false}} {
+		t.Run(fmt.Sprintf("%s/tied=%v/bias=%v", tc.typ, tc.tied, tc.bias), func(t *testing.T) {
 			c := microConfig(tc.typ, tc.tied)
+			c.AttentionBias = tc.bias
 			m, err := New(c, 7)
 			if err != nil {
 				t.Fatal(err)

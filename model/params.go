@@ -77,7 +77,7 @@ func (p *ParamSet) Free() {
 
 // layerWeights are the buffers of one decoder layer (the zero Buf where the architecture has none).
 type layerWeights struct {
-	inNorm, q, k, v, o, qb, kb, vb, qNorm, kNorm, postNorm, gate, up, down kernels.Buf
+	inNorm, q, k, v, o, qb, kb, vb, ob, qNorm, kNorm, postNorm, gate, up, down kernels.Buf
 }
 
 // weights are named views of a ParamSet, for parameters and gradients alike.
@@ -95,7 +95,7 @@ func (p *ParamSet) views(c Config) weights {
 		b := func(n string) kernels.Buf { return p.buf(layerName(i, n)) }
 		w.layers = append(w.layers, layerWeights{
 			inNorm: b(nameInputNorm), q: b(nameQ), k: b(nameK), v: b(nameV), o: b(nameO),
-			qb: b(nameQBias), kb: b(nameKBias), vb: b(nameVBias), qNorm: b(nameQNorm), kNorm: b(nameKNorm),
+			qb: b(nameQBias), kb: b(nameKBias), vb: b(nameVBias), ob: b(nameOBias), qNorm: b(nameQNorm), kNorm: b(nameKNorm),
 			postNorm: b(namePostNorm), gate: b(nameGate), up: b(nameUp), down: b(nameDown),
 		})
 	}

@@ -28,6 +28,7 @@ const (
 	nameQBias     = "self_attn.q_proj.bias"
 	nameKBias     = "self_attn.k_proj.bias"
 	nameVBias     = "self_attn.v_proj.bias"
+	nameOBias     = "self_attn.o_proj.bias"
 	nameQNorm     = "self_attn.q_norm.weight"
 	nameKNorm     = "self_attn.k_norm.weight"
 	namePostNorm  = "post_attention_layernorm.weight"
@@ -65,6 +66,9 @@ func (c Config) tensorSpecs() []tensorSpec {
 			vec(layerName(i, nameQBias), Q)
 			vec(layerName(i, nameKBias), KV)
 			vec(layerName(i, nameVBias), KV)
+		}
+		if c.OBias() {
+			vec(layerName(i, nameOBias), C)
 		}
 		if c.QKNorm() {
 			vec(layerName(i, nameQNorm), c.HeadDim)
