@@ -166,3 +166,31 @@ func TestClientSpreadsAndRetries(t *testing.T) {
 		t.Error("an endpoint without a scheme was accepted")
 	}
 }
+
+// The client honours back-pressure: 429s are retried with back-off until every call is served.
+func TestClientBacksOffOnFullQueue(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workers = 1
+	cfg.QueueSize = 1
+	p := newTestPool(t, cfg)
+	srv := httptest.NewServer(NewServer(p))
+	defer srv.Close()
+	c, err := NewClient([]string{srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []Call
+	for i := 0; i < 6; i++ {
+		calls = append(calls, Call{Code: fmt.Sprintf("import time\ntime.sleep(0.1)\nprint(%d)", i)})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i, r := range runConcurrently(ctx, c, calls) {
+		if r.Status != StatusOK || r.Stdout != fmt.Sprintf("%d\n", i) {
+			t.Fatalf("call %d: %+v", i, r)
+		}
+	}
+	if p.Stats().rejected.Load() == 0 {
+		t.Log("no call was refused: the queue never filled (slow machine?)")
+	}
+}
