@@ -55,7 +55,7 @@ func execCommand() *cli.Command {
 				Usage: "throughput and latency of the warm pool against one fresh interpreter per call (code-judge's design), " +
 					"or of remote servers with --endpoint; --calls N runs the load test",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "workload", Value: "print,comb,sympy", Usage: "print, comb, sympy, mixed, or a comma list"},
+					&cli.StringFlag{Name: "workload", Value: "print", Usage: "print, comb, sympy, mixed, or a comma list (--json then prints {\"workloads\": [...]})"},
 					&cli.IntFlag{Name: "concurrency", Value: 64, Usage: "calls kept in flight"},
 					&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "how long to run each workload on each runner"},
 					&cli.StringSliceFlag{Name: "endpoint", Usage: "bench `URL` (an exec serve node; repeatable) instead of a local pool"},
