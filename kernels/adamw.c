@@ -6,6 +6,9 @@
 
 #include "cpu.h"
 
+GK_VECTORIZED
+static double sumsq_chunk(const float *x, size_t n) { return gk_sumsq(x, n); }
+
 /* Chunks of GK_CHUNK summed in double, then the chunk sums in order: the same bits for any thread count. */
 double gk_sum_squares(const float *x, size_t n) {
     size_t nchunks = (n + GK_CHUNK - 1) / GK_CHUNK;
@@ -14,9 +17,7 @@ double gk_sum_squares(const float *x, size_t n) {
 #pragma omp parallel for num_threads(gk_threads()) schedule(static) if (nchunks > 4)
     for (size_t ch = 0; ch < nchunks; ch++) {
         size_t i0 = ch * GK_CHUNK, i1 = i0 + GK_CHUNK < n ? i0 + GK_CHUNK : n;
-        double s = 0;
-        for (size_t i = i0; i < i1; i++) s += (double)x[i] * x[i];
-        part[ch] = s;
+        part[ch] = sumsq_chunk(x + i0, i1 - i0);
     }
     double total = 0;
     for (size_t ch = 0; ch < nchunks; ch++) total += part[ch];

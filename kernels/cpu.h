@@ -70,6 +70,16 @@ static inline float gk_dot(const float *a, const float *b, int n) {
     return ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
 }
 
+/* Sum of squares accumulated in double, 8 fixed lanes (vectorizes; fixed order). */
+static inline double gk_sumsq(const float *x, size_t n) {
+    double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++) lane[l] += (double)x[i + l] * x[i + l];
+    for (; i < n; i++) lane[i & 7] += (double)x[i] * x[i];
+    return ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
+}
+
 /* exp(x) for float with relative error below 2e-7, as branch-free arithmetic so loops of it
  * vectorize (glibc's expf does not without -ffast-math): x = n ln2 + r, |r| <= ln2/2, e^r by a
  * degree-7 polynomial (Cephes' expf coefficients), 2^n through the exponent bits. Below -87 it

@@ -6,15 +6,17 @@
 
 #include "cpu.h"
 
+GK_VECTORIZED
+static float rmsnorm_row(float *restrict y, const float *restrict x, const float *restrict w, int C, float eps) {
+    float r = (float)(1.0 / sqrt(gk_sumsq(x, C) / C + eps));
+    for (int c = 0; c < C; c++) y[c] = w[c] * (x[c] * r);
+    return r;
+}
+
 void gk_rmsnorm_forward(float *y, float *rstd, const float *x, const float *w, int T, int C, float eps) {
 #pragma omp parallel for num_threads(gk_threads()) schedule(static) if ((long)T * C > 16384)
     for (int t = 0; t < T; t++) {
-        const float *xt = x + (size_t)t * C;
-        float *yt = y + (size_t)t * C;
-        double ss = 0;
-        for (int c = 0; c < C; c++) ss += (double)xt[c] * xt[c];
-        float r = (float)(1.0 / sqrt(ss / C + eps));
-        for (int c = 0; c < C; c++) yt[c] = w[c] * (xt[c] * r);
+        float r = rmsnorm_row(y + (size_t)t * C, x + (size_t)t * C, w, C, eps);
         if (rstd) rstd[t] = r;
     }
 }
