@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -82,6 +83,13 @@ func initKernels(o Options) error {
 	dev, err := config.ParseDevice(o.Device)
 	if err != nil {
 		return usererr.New("--device: %v", err)
+	}
+	onGPU := strings.HasPrefix(kernels.Backend(), "rocm")
+	if dev.Kind == "rocm" && !onGPU {
+		return usererr.New("--device %s: this binary's kernels are %s; build with `go build -tags rocm` (see kernels/README.md)", o.Device, kernels.Backend())
+	}
+	if dev.Kind == "cpu" && onGPU {
+		return usererr.New("--device cpu: this binary was built with -tags rocm; use --device rocm[:N] or a build without the tag")
 	}
 	if err := kernels.Init(dev.Index, o.Threads); err != nil {
 		return usererr.New("%v", err)
