@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"math/rand/v2"
+	"runtime"
 	"time"
 )
 
@@ -19,6 +20,8 @@ type TrainBench struct {
 // with mean-token loss weights, then an AdamW update) after one untimed warm-up step that
 // allocates the buffers. It modifies the model's weights.
 func BenchmarkTrain(ctx context.Context, m *Model, B, L, steps int, seed uint64) (TrainBench, error) {
+	runtime.LockOSThread() // one OpenMP team serves this goroutine (libgomp keeps a team per OS thread)
+	defer runtime.UnlockOSThread()
 	rng := rand.New(rand.NewPCG(seed, 3))
 	b := &Batch{B: B, L: L, IDs: make([]int32, B*L), Weights: make([]float32, B*L)}
 	for i := range b.Weights {
