@@ -14,7 +14,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/config"
-	"gorstar/engine"
 	"gorstar/kernels"
 	"gorstar/model"
 	"gorstar/tokenizer"
@@ -208,6 +207,17 @@ func modelBench(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.Bool("generate") {
+		if c.Bool("train") {
+			return usererr.New("model bench: give one of --train and --generate")
+		}
+		if c.IsSet("model") && c.IsSet("preset") {
+			return usererr.New("model bench: give at most one of --model and --preset")
+		}
+		// Without --batch, generateBench runs batches 1, 8 and 64; without --model/--preset, both presets.
+		return generateBench(c, o, c.String("model"), c.String("preset"), c.Int("batch"),
+			c.Int("prompt-len"), c.Int("new-tokens"), c.Bool("compare-torch"))
+	}
 	if c.IsSet("model") == c.IsSet("preset") {
 		return usererr.New("model bench: give exactly one of --model and --preset")
 	}
@@ -229,12 +239,6 @@ func modelBench(c *cli.Context) error {
 		return err
 	}
 	defer m.Close()
-	if c.Bool("generate") {
-		if c.Bool("train") {
-			return usererr.New("model bench: give one of --train and --generate")
-		}
-		return modelBenchGenerate(c, o, m, name)
-	}
 	batch, seq := 8, 512
 	if m.Config.HiddenSize <= 128 {
 		batch, seq = 16, 256
@@ -276,46 +280,6 @@ func modelBench(c *cli.Context) error {
 	fmt.Fprintf(c.App.Writer, "%s %d×%d, %d threads (%s): %.0f tokens/s\n", name, batch, seq, threads, kernels.Backend(), res.TokensPerSecond)
 	if t, ok := out["torch_tokens_per_s"].(float64); ok {
 		fmt.Fprintf(c.App.Writer, "pytorch: %.0f tokens/s; gorstar/pytorch = %.2f\n", t, out["ratio"])
-	}
-	return nil
-}
-
-// modelBenchGenerate is `model bench --generate`: engine.Bench, optionally beside the PyTorch
-// reference's generate-bench (greedy, same shapes and threads).
-func modelBenchGenerate(c *cli.Context, o Options, m *model.Model, name string) error {
-	batch := 1
-	if c.IsSet("batch") {
-		batch = c.Int("batch")
-	}
-	bo := engine.BenchOptions{Batch: batch, PromptLen: c.Int("prompt-len"), NewTokens: c.Int("new-tokens"), Seed: uint64(o.Seed)}
-	if bo.Batch < 1 || bo.PromptLen < 1 || bo.NewTokens < 1 {
-		return usererr.New("model bench: want --batch, --prompt-len and --new-tokens ≥ 1")
-	}
-	res, err := engine.Bench(c.Context, m, bo)
-	if err != nil {
-		return err
-	}
-	threads := kernels.Threads()
-	out := map[string]any{
-		"mode": "generate", "model": name, "batch": batch, "prompt_len": bo.PromptLen, "new_tokens": bo.NewTokens,
-		"threads": threads, "backend": kernels.Backend(), "seconds": res.Seconds, "tokens_per_s": res.TokensPerSecond,
-	}
-	if c.Bool("compare-torch") {
-		torch, err := torchBench(c, m, name, threads, "generate-bench", "--batch", strconv.Itoa(batch),
-			"--prompt-len", strconv.Itoa(bo.PromptLen), "--new-tokens", strconv.Itoa(bo.NewTokens))
-		if err != nil {
-			return err
-		}
-		out["torch_tokens_per_s"] = torch
-		out["ratio"] = res.TokensPerSecond / torch
-	}
-	if o.JSON {
-		return printJSON(c, out)
-	}
-	fmt.Fprintf(c.App.Writer, "%s generate %d×(%d+%d), %d threads (%s): %.1f tokens/s\n", name, batch, bo.PromptLen,
-		bo.NewTokens, threads, kernels.Backend(), res.TokensPerSecond)
-	if t, ok := out["torch_tokens_per_s"].(float64); ok {
-		fmt.Fprintf(c.App.Writer, "pytorch: %.1f tokens/s; gorstar/pytorch = %.2f\n", t, out["ratio"])
 	}
 	return nil
 }

@@ -160,7 +160,12 @@ func TestModelBenchGenerateRuns(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("%+v", r)
 	}
-	if out := decodeJSON(t, r); out["mode"] != "generate" || out["tokens_per_s"].(float64) <= 0 {
-		t.Fatalf("bench: %v", out)
+	out := decodeJSON(t, r)
+	rows, _ := out["generate"].([]any)
+	if len(rows) != 1 {
+		t.Fatalf("bench: want one row, got %v", out)
+	}
+	if row := rows[0].(map[string]any); row["model"] != "tiny" || row["batch"] != 2.0 || row["tokens_per_s"].(float64) <= 0 {
+		t.Fatalf("bench row: %v", row)
 	}
 }
