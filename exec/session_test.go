@@ -108,6 +108,9 @@ func countSandboxProcesses(t *testing.T, p *Pool, pgids map[int]bool) int {
 		}
 		s := string(stat)
 		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+		if f[0] == "Z" {
+			continue // exited, waiting for the sandbox's pid 1 to reap it (it does so on its own time)
+		}
 		if pg, _ := strconv.Atoi(f[2]); pgids[pg] {
 			n++
 			continue

@@ -20,6 +20,7 @@ import signal
 import struct
 import sys
 import time
+import warnings
 
 CONF = json.loads(sys.argv[1])
 UID_BASE = CONF.get("uid_base", 0)  # uid of stateless children; sessions use UID_BASE + slot
@@ -87,16 +88,35 @@ def error_line(code, exc):
     return msg + "\n"
 
 
-def harness(code, g):
-    """Runs code like a notebook cell in globals g; returns the exit code (0 ok, 1 error)."""
+def compile_cell(code):
+    """Compiles code as a notebook cell: (the statements, the final expression or None)."""
+    tree = ast.parse(code, "<code>", "exec")
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = compile(ast.Expression(tree.body.pop().value), "<code>", "eval")
+    return compile(tree, "<code>", "exec"), last
+
+
+# Stateless calls up to this size are compiled in the zygote before the fork: parsing and
+# compiling write hundreds of pages, each a copy-on-write fault (~7 µs on a VM) in a child but
+# nearly free in the zygote, whose pages are its own again once the previous child has exited.
+# Compiling is bounded by the source's size (CPython folds constants only up to small sizes), so
+# a size cap bounds what the zygote spends; larger or invalid code is compiled in the child.
+PRECOMPILE_MAX_CHARS = 64 << 10
+
+# How long the zygote waits, doing nothing, for a stateless child to exit before it starts reading
+# the child's output as it comes (a child with more output than a pipe holds waits that long).
+QUIET_MS = 20
+
+
+def harness(code, g, compiled=None):
+    """Runs code like a notebook cell in globals g; returns the exit code (0 ok, 1 error).
+    compiled is compile_cell(code) when the zygote already compiled it."""
     try:
-        tree = ast.parse(code, "<code>", "exec")
-        last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            last = ast.Expression(tree.body.pop().value)
-        exec(compile(tree, "<code>", "exec"), g)
+        body, last = compiled if compiled is not None else compile_cell(code)
+        exec(body, g)
         if last is not None:
-            value = eval(compile(last, "<code>", "eval"), g)
+            value = eval(last, g)
             if value is not None:
                 print(repr(value))
         return 0
@@ -362,6 +382,16 @@ def run_stateless(req):
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
     vm_bytes = vm_size()
+    compiled = None
+    if len(req["code"]) <= PRECOMPILE_MAX_CHARS:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # a compile-time warning is the call's output
+                compiled = compile_cell(req["code"])
+        except BaseException:
+            compiled = None  # the child compiles it again and reports the error or warning
+    quiet = select.poll()
+    quiet.register(CTL_IN, select.POLLIN)
     pid = fork()
     if pid == 0:
         code = 2
@@ -373,17 +403,25 @@ def run_stateless(req):
             enter_child(UID_BASE, req, TMP, vm_bytes)
             # sys.stdin/stdout/stderr already wrap fds 0, 1 and 2 (now the call's pipes), and the
             # zygote never wrote through them, so their buffers are empty: no new objects needed.
-            code = harness(req["code"], globals_dict())
+            code = harness(req["code"], globals_dict(), compiled)
         except BaseException:
             pass
         flush_stdio()
         os._exit(code)
+    # Keep still while the child runs: until the child exits (or QUIET_MS pass, or Go sends a
+    # message), the zygote runs no Python code. Every page it wrote now would be shared with the
+    # child, so the write would split the zygote's huge page there and the next fork would copy
+    # 512 page-table entries instead of one. Once the child is gone its pages are the zygote's
+    # alone again and the bookkeeping below writes them without splitting anything.
+    pidfd = os.pidfd_open(pid)
+    quiet.register(pidfd, select.POLLIN)
+    quiet.poll(QUIET_MS)
+    compiled = None
     os.close(r_in)
     os.close(w_out)
     os.close(w_err)
     out = Output(req["output_bytes"])
     killed = over = False
-    pidfd = os.pidfd_open(pid)
     poller = select.poll()
     for fd in (r_out, r_err, pidfd, CTL_IN):
         poller.register(fd, select.POLLIN)
@@ -650,6 +688,12 @@ def collapse_heap_into_huge_pages():
         pass
 
 
+# Writes after a fork split some of the zygote's huge pages back into small ones (a page still
+# shared with a child, or briefly pinned by the kernel, cannot be reused whole), and each split
+# one costs the next fork 512 page-table entries. Collapsing them again every this many calls
+# keeps fork cheap: a collapse copies only the regions that were split (~0.1-0.2 ms each).
+RECOLLAPSE_EVERY = 32
+
 # ---------------------------------------------------------------- main loop
 
 
@@ -680,6 +724,7 @@ def main():
     write_msg({"op": "ready", "pid": os.getpid(), "missing": missing})
     poller = select.poll()
     poller.register(CTL_IN, select.POLLIN)
+    calls_since_collapse = 0
     while True:
         while pending:
             msg = pending.pop(0)
@@ -693,6 +738,11 @@ def main():
         except EOFError:
             break
         op = msg.get("op")
+        if op == "run" and not msg.get("session"):
+            calls_since_collapse += 1
+            if calls_since_collapse >= RECOLLAPSE_EVERY:
+                calls_since_collapse = 0
+                collapse_heap_into_huge_pages()
         if op == "run":
             try:
                 res = run_session(msg) if msg.get("session") else run_stateless(msg)
