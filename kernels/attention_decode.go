@@ -1,0 +1,53 @@
+package kernels
+
+/*
+#include "gorstar_kernels.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// AttentionDecode is one decode step of attention for len(kvLens) sequences in one call: each has
+// one new query token (q and out are [nseq, nh, hd]) and its own cache, kCaches[s] and vCaches[s]
+// laid out [capacity, nkv, hd] with kvLens[s] ≥ 1 valid rows; the query sits at row kvLens[s]-1
+// and sees every row. When kNew and vNew ([nseq, nkv, hd]) are not the zero Buf they are first
+// written into row kvLens[s]-1 of each cache. The result equals AttentionForward with B = 1,
+// Lq = 1, Lk = kvLens[s] for each sequence.
+func AttentionDecode(out, q, kNew, vNew Buf, kCaches, vCaches []Buf, kvLens []int32, nh, nkv, hd int, scale float32) {
+	const op = "AttentionDecode"
+	nseq := len(kvLens)
+	attentionCheck(op, 1, 1, 1, nh, nkv, hd)
+	if len(kCaches) != nseq || len(vCaches) != nseq {
+		panic(fmt.Sprintf("kernels: %s: %d key caches and %d value caches for %d sequences", op, len(kCaches), len(vCaches), nseq))
+	}
+	if nseq == 0 {
+		return
+	}
+	need(op, "out", out, nseq*nh*hd, F32)
+	need(op, "q", q, nseq*nh*hd, F32)
+	optional(op, "kNew", kNew, nseq*nkv*hd, F32)
+	optional(op, "vNew", vNew, nseq*nkv*hd, F32)
+	// The pointer arrays hold C pointers only, so Go memory may carry them (cgo's rules forbid Go
+	// pointers inside memory passed to C, not C pointers).
+	ptrs := make([]unsafe.Pointer, 2*nseq)
+	for s, n := range kvLens {
+		if n < 1 || n > 1<<31-1 {
+			panic(fmt.Sprintf("kernels: %s: sequence %d has %d keys, want ≥ 1", op, s, n))
+		}
+		if want := int(n) * nkv * hd; !fits(kCaches[s], want) || !fits(vCaches[s], want) {
+			need(op, fmt.Sprintf("kCaches[%d]", s), kCaches[s], want, F32)
+			need(op, fmt.Sprintf("vCaches[%d]", s), vCaches[s], want, F32)
+		}
+		ptrs[s], ptrs[nseq+s] = kCaches[s].p, vCaches[s].p
+	}
+	cp := (**C.float)(unsafe.Pointer(&ptrs[0]))
+	C.gk_attention_decode(fp(out), fp(q), fp(kNew), fp(vNew), cp, (**C.float)(unsafe.Pointer(&ptrs[nseq])),
+		(*C.int32_t)(unsafe.Pointer(&kvLens[0])), C.int(nseq), C.int(nh), C.int(nkv), C.int(hd), C.float(scale))
+}
+
+// fits reports whether b is a float32 buffer of at least n elements (need, without building the
+// argument's name, for checks inside loops).
+func fits(b Buf, n int) bool { return b.p != nil && b.dt == F32 && b.n >= n }
