@@ -288,7 +288,7 @@ func execBench(c *cli.Context) error {
 				return err
 			}
 			if !o.Quiet {
-				fmt.Fprintf(c.App.ErrWriter, "bench %s: fresh interpreter per call (%d at once), %d in flight, %s\n",
+				fmt.Fprintf(c.App.ErrWriter, "bench %s: fresh interpreter per call, rlimits only and no sandbox, as code-judge (%d at once), %d in flight, %s\n",
 					wl, workers, c.Int("concurrency"), c.Duration("duration"))
 			}
 			b, err := exec.Bench(ctx, fresh, wl, c.Int("concurrency"), c.Duration("duration"))
@@ -316,7 +316,7 @@ func execBench(c *cli.Context) error {
 		}
 		line(r.Runner, r.BenchResult)
 		if r.Baseline != nil {
-			line("fresh python per call", *r.Baseline)
+			line("fresh python, no sandbox", *r.Baseline)
 			fmt.Fprintf(w, "%-8s %-26s %9s %9.1fx\n", r.Workload, "speed-up", "", r.SpeedUp)
 		}
 	}

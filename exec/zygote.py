@@ -9,7 +9,6 @@
 #                {"op": "result", "id", "status", "stdout", "stderr", "exit_code", ...}
 import ast
 import builtins
-import ctypes
 import gc
 import io
 import json
@@ -645,6 +644,7 @@ def make_fork():
     copy-on-write fault, ~1.5 ms on a VM). The zygote is single-threaded and holds the GIL
     throughout (PyDLL does not release it), so a plain libc fork is safe; the one hook that
     matters, reseeding `random`, is done by hand so that calls do not share random streams."""
+    import ctypes
     try:
         libc_fork = ctypes.PyDLL(None, use_errno=True).fork
         libc_fork.restype = ctypes.c_int
@@ -664,13 +664,14 @@ def make_fork():
     return fork
 
 
-fork = make_fork()
+fork = None  # make_fork(), set by main(): the baseline's one-call interpreter never loads ctypes
 
 
 def collapse_heap_into_huge_pages():
     """Asks the kernel to back the zygote's anonymous memory with 2 MiB pages (MADV_COLLAPSE, Linux
     6.1+): fork then copies one entry per 2 MiB instead of 512, which on virtual machines more than
     halves the cost of each call's fork and exit. Best effort: nothing happens where it is missing."""
+    import ctypes
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
@@ -698,6 +699,9 @@ RECOLLAPSE_EVERY = 32
 
 
 def main():
+    global fork
+    import ctypes
+    fork = make_fork()
     if sys.path and sys.path[0] in ("", os.getcwd()):
         del sys.path[0]  # never import from the calls' writable directory
     try:
