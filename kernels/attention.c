@@ -99,6 +99,15 @@ void gk_attention_forward(float *out, float *lse, const float *q, const float *k
     }
 }
 
+/* Forward of head h for the Lq <= BQ queries of one sequence (B = 1), on the calling thread: what
+ * gk_attention_forward computes for them, bit for bit. ws as for attention_forward_tile. Used by
+ * gk_attention_decode (attention_decode.c), so a decode step gives the same bits either way. */
+void gk_attention_forward_head(float *out, const float *q, const float *k, const float *v, int Lq, int Lk,
+                               int nh, int nkv, int hd, float scale, int h, float *ws) {
+    attn_shape s = {1, Lq, Lk, nh, nkv, hd, scale};
+    attention_forward_tile(out, NULL, q, k, v, &s, 0, h, 0, ws);
+}
+
 /* The log-sum-exp of one query row, for a backward without a saved one. */
 static float row_lse(const float *q, const float *k, const attn_shape *s, int b, int h, int i) {
     const int g = h / (s->nh / s->nkv), last = s->Lk - s->Lq + i;

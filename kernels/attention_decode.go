@@ -14,8 +14,8 @@ import (
 // one new query token (q and out are [nseq, nh, hd]) and its own cache, kCaches[s] and vCaches[s]
 // laid out [capacity, nkv, hd] with kvLens[s] ≥ 1 valid rows; the query sits at row kvLens[s]-1
 // and sees every row. When kNew and vNew ([nseq, nkv, hd]) are not the zero Buf they are first
-// written into row kvLens[s]-1 of each cache. The result equals AttentionForward with B = 1,
-// Lq = 1, Lk = kvLens[s] for each sequence.
+// written into row kvLens[s]-1 of each cache. The result is AttentionForward's with B = 1,
+// Lq = 1, Lk = kvLens[s] for each sequence (the same bits on the CPU backend).
 func AttentionDecode(out, q, kNew, vNew Buf, kCaches, vCaches []Buf, kvLens []int32, nh, nkv, hd int, scale float32) {
 	const op = "AttentionDecode"
 	nseq := len(kvLens)

@@ -73,8 +73,8 @@ void gk_attention_backward(float *dq, float *dk, float *dv, const float *dout, c
  * (attention_decode.c). q and out are [nseq, nh, hd]. k_caches[s] and v_caches[s] (device
  * pointers, in host arrays of nseq entries) are [capacity, nkv, hd] with kv_lens[s] >= 1 valid rows
  * (a host array); the query sits at position kv_lens[s]-1 and sees every row. When k_new / v_new
- * ([nseq, nkv, hd]) are not NULL, they are first written into row kv_lens[s]-1 of each cache. Equal
- * to gk_attention_forward with B = 1, Lq = 1, Lk = kv_lens[s] per sequence. */
+ * ([nseq, nkv, hd]) are not NULL, they are first written into row kv_lens[s]-1 of each cache. The same
+ * bits as gk_attention_forward with B = 1, Lq = 1, Lk = kv_lens[s] per sequence (CPU). */
 void gk_attention_decode(float *out, const float *q, const float *k_new, const float *v_new,
                          float *const *k_caches, float *const *v_caches, const int32_t *kv_lens, int nseq,
                          int nh, int nkv, int hd, float scale);

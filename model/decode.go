@@ -81,8 +81,8 @@ type DecodeInput struct {
 
 // Decoder runs the incremental forward pass over a KV cache: every step takes, for several
 // sequences at once, the tokens that follow their caches, runs them through the linear layers as
-// one [T, C] batch (T = all new tokens of the step), attends per sequence over its cache, appends
-// the new keys and values, and returns the logits of each sequence's last new token. The kernels
+// one [T, C] batch (T = all new tokens of the step), appends the new keys and values, attends
+// over each sequence's cache (one kernel call for all sequences when each brings one token), and returns the logits of each sequence's last new token. The kernels
 // are the training forward's, so log-probabilities agree with Model.Forward.
 //
 // Its buffers are sized once for at most MaxTokens new tokens and MaxSeqs sequences per step. A
@@ -104,6 +104,9 @@ type Decoder struct {
 	all              []kernels.Buf
 	hostIDs, hostPos []int32
 	rows             int // sequences in the last step
+	// One layer's caches and lengths for AttentionDecode (steps of one token per sequence).
+	kCaches, vCaches []kernels.Buf
+	kvLens           []int32
 }
 
 // NewDecoder allocates a decoder for steps of at most maxTokens new tokens over at most maxSeqs
@@ -128,6 +131,7 @@ func (m *Model) NewDecoder(maxTokens, maxSeqs int) (*Decoder, error) {
 	d.gate, d.up, d.swiglu = f(T*I), f(T*I), f(T*I)
 	d.last, d.lastNorm, d.logits, d.logprob = f(S*C), f(S*C), f(S*V), f(S)
 	d.hostIDs, d.hostPos = make([]int32, T), make([]int32, T)
+	d.kCaches, d.vCaches, d.kvLens = make([]kernels.Buf, S), make([]kernels.Buf, S), make([]int32, S)
 	return d, nil
 }
 
@@ -220,6 +224,35 @@ func (d *Decoder) layer(l int, in []DecodeInput, T int) {
 	}
 	kernels.RoPEForward(d.q, d.pos, T, nh, hd, theta)
 	kernels.RoPEForward(d.k, d.pos, T, nkv, hd, theta)
+	if T == len(in) {
+		// One new token per sequence: one call for all of them, which also appends the keys and values.
+		S := len(in)
+		for i, s := range in {
+			d.kCaches[i], d.vCaches[i] = s.Cache.keys(l), s.Cache.values(l)
+			d.kvLens[i] = int32(s.Cache.length + 1)
+		}
+		kernels.AttentionDecode(d.att, d.q, d.k.Slice(0, S*KV), d.v.Slice(0, S*KV), d.kCaches[:S], d.vCaches[:S],
+			d.kvLens[:S], nh, nkv, hd, d.m.attentionScale())
+	} else {
+		d.prefillAttention(l, in)
+	}
+	kernels.LinearForward(d.mid, d.att, w.o, w.ob, T, Q, C)
+	kernels.Add(d.mid, d.x, T*C)
+
+	kernels.RMSNormForward(d.ln, kernels.Buf{}, d.mid, w.postNorm, T, C, eps)
+	kernels.LinearForward(d.gate, d.ln, w.gate, kernels.Buf{}, T, C, I)
+	kernels.LinearForward(d.up, d.ln, w.up, kernels.Buf{}, T, C, I)
+	kernels.SwiGLUForward(d.swiglu, d.gate, d.up, T*I)
+	kernels.LinearForward(d.x, d.swiglu, w.down, kernels.Buf{}, T, I, C)
+	kernels.Add(d.x, d.mid, T*C)
+}
+
+// prefillAttention appends each sequence's new keys and values of layer l to its cache and
+// attends its new queries over the cache, one sequence at a time (steps where some sequence
+// brings more than one token).
+func (d *Decoder) prefillAttention(l int, in []DecodeInput) {
+	c := d.m.Config
+	Q, KV, nh, nkv, hd := c.QDim(), c.KVDim(), c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim
 	off := 0
 	for _, s := range in {
 		n, past := len(s.Tokens), s.Cache.length
@@ -231,15 +264,6 @@ func (d *Decoder) layer(l int, in []DecodeInput, T int) {
 			keys.Slice(0, Lk*KV), values.Slice(0, Lk*KV), 1, n, Lk, nh, nkv, hd, d.m.attentionScale())
 		off += n
 	}
-	kernels.LinearForward(d.mid, d.att, w.o, w.ob, T, Q, C)
-	kernels.Add(d.mid, d.x, T*C)
-
-	kernels.RMSNormForward(d.ln, kernels.Buf{}, d.mid, w.postNorm, T, C, eps)
-	kernels.LinearForward(d.gate, d.ln, w.gate, kernels.Buf{}, T, C, I)
-	kernels.LinearForward(d.up, d.ln, w.up, kernels.Buf{}, T, C, I)
-	kernels.SwiGLUForward(d.swiglu, d.gate, d.up, T*I)
-	kernels.LinearForward(d.x, d.swiglu, w.down, kernels.Buf{}, T, I, C)
-	kernels.Add(d.x, d.mid, T*C)
 }
 
 // Logits copies the last step's logits to dst ([sequences, vocab], row i for input i).
