@@ -22,26 +22,36 @@ void gk_attention_forward_head(float *out, const float *q, const float *k, const
 /* The forward's key tile and the SGEMM K block (attention.c, matmul.c). */
 enum { DECODE_BK = 64, DECODE_KC = 384 };
 
-/* Scores of one query against nk keys (row stride ld): each is a sequential multiply-add chain over
- * hd from 0, times scale, which is what the SGEMM microkernel computes for one output. Eight keys at
- * a time are transposed into kt (hd x 8) and advanced with vector multiply-adds written like the
- * microkernel's, so they fuse exactly where the microkernel's do. kt holds 8*hd floats. */
+/* The keys of one tile, transposed in blocks of 8 (kt[block][d][8], the last block padded with
+ * copies of the tile's first key), so that scores run 8 keys to a vector. kt holds 64*hd floats. */
+GK_VECTORIZED
+static void decode_pack_keys(float *restrict kt, const float *restrict k, int nk, int ld, int hd) {
+    for (int j = 0; j < nk; j += 8) {
+        const int n = nk - j < 8 ? nk - j : 8;
+        float *blk = kt + (size_t)j * hd;
+        for (int l = 0; l < 8; l++) {
+            const float *kj = k + (size_t)(j + (l < n ? l : 0)) * ld;
+            for (int d = 0; d < hd; d++) blk[d * 8 + l] = kj[d];
+        }
+    }
+}
+
+/* Scores of one query against the nk packed keys: each is a sequential multiply-add chain over hd
+ * from 0, times scale, which is what the SGEMM microkernel computes for one output; the vector
+ * multiply-adds are written like the microkernel's, so they fuse exactly where its do. */
 typedef float decode_v8 __attribute__((vector_size(32)));
 typedef float decode_v8u __attribute__((vector_size(32), aligned(4))); /* kt needs no alignment */
 
 GK_VECTORIZED
-static void decode_scores(float *restrict srow, const float *restrict qh, const float *restrict k, int nk, int ld,
-                          int hd, float scale, float *restrict kt) {
+static void decode_scores(float *restrict srow, const float *restrict qh, const float *restrict kt, int nk, int hd,
+                          float scale) {
     for (int j = 0; j < nk; j += 8) {
         const int n = nk - j < 8 ? nk - j : 8;
-        for (int l = 0; l < 8; l++) {
-            const float *kj = k + (size_t)(j + (l < n ? l : 0)) * ld;
-            for (int d = 0; d < hd; d++) kt[d * 8 + l] = kj[d];
-        }
+        const float *blk = kt + (size_t)j * hd;
         decode_v8 acc = {0, 0, 0, 0, 0, 0, 0, 0};
         for (int d = 0; d < hd; d++) {
             decode_v8 qd = qh[d] - (decode_v8){0};
-            acc += qd * *(const decode_v8u *)(kt + d * 8);
+            acc += qd * *(const decode_v8u *)(blk + d * 8);
         }
         acc = acc * scale;
         for (int l = 0; l < n; l++) srow[j + l] = acc[l];
@@ -67,28 +77,41 @@ static void decode_pv(float *restrict o, float *restrict acc, const float *restr
     for (int d = 0; d < hd; d++) o[d] = acc[d] + o[d];
 }
 
-/* One query head over len cache rows: attention_forward_tile for one query row, with the tile
- * products computed in place instead of through packed SGEMM panels (which cost more than the
- * products for one row). Same operations in the same order, so the same bits. Not cloned, like
- * attention_forward_tile, so its scalar arithmetic compiles the same way. ws holds 64 + 9*hd floats. */
-static void decode_head(float *out, const float *qh, const float *k, const float *v, int len, int ld, int hd,
-                        float scale, float *ws) {
-    float *S = ws, *O = S + DECODE_BK, *acc = O + hd; /* acc: 8*hd floats */
-    float m = -INFINITY, l = 0;
-    memset(O, 0, sizeof(float) * hd);
+/* The group heads of kv head g (queries qg and outputs og, [group, hd]) over len cache rows:
+ * attention_forward_tile for one query row per head, with the tile products computed in place
+ * instead of through packed SGEMM panels (which cost more than the products for one row), and each
+ * key tile transposed once for the whole group. Per head the same operations in the same order,
+ * so the same bits. Not cloned, like attention_forward_tile, so its scalar arithmetic compiles the
+ * same way. ws holds decode_ws_floats(hd, group). */
+static size_t decode_ws_floats(int hd, int group) {
+    return DECODE_BK + (size_t)DECODE_BK * hd + (size_t)group * hd + hd + 2 * (size_t)group;
+}
+
+static void decode_group(float *og, const float *qg, const float *k, const float *v, int len, int ld, int hd,
+                         int group, float scale, float *ws) {
+    float *S = ws, *kt = S + DECODE_BK, *O = kt + (size_t)DECODE_BK * hd, *acc = O + (size_t)group * hd;
+    float *m = acc + hd, *l = m + group;
+    memset(O, 0, sizeof(float) * group * hd);
+    for (int i = 0; i < group; i++) m[i] = -INFINITY, l[i] = 0;
     for (int j0 = 0; j0 < len; j0 += DECODE_BK) {
         const int nk = len - j0 < DECODE_BK ? len - j0 : DECODE_BK;
-        decode_scores(S, qh, k + (size_t)j0 * ld, nk, ld, hd, scale, acc);
-        const float mx = gk_max(S, nk, m), corr = gk_expf(m - mx);
-        decode_exp(S, mx, nk);
-        l = l * corr + gk_sum(S, nk);
-        m = mx;
-        if (corr != 1.0f)
-            for (int d = 0; d < hd; d++) O[d] *= corr;
-        decode_pv(O, acc, S, v + (size_t)j0 * ld, nk, ld, hd);
+        decode_pack_keys(kt, k + (size_t)j0 * ld, nk, ld, hd);
+        for (int i = 0; i < group; i++) {
+            float *Oi = O + (size_t)i * hd;
+            decode_scores(S, qg + (size_t)i * hd, kt, nk, hd, scale);
+            const float mx = gk_max(S, nk, m[i]), corr = gk_expf(m[i] - mx);
+            decode_exp(S, mx, nk);
+            l[i] = l[i] * corr + gk_sum(S, nk);
+            m[i] = mx;
+            if (corr != 1.0f)
+                for (int d = 0; d < hd; d++) Oi[d] *= corr;
+            decode_pv(Oi, acc, S, v + (size_t)j0 * ld, nk, ld, hd);
+        }
     }
-    const float inv = 1.0f / l;
-    for (int d = 0; d < hd; d++) out[d] = O[d] * inv;
+    for (int i = 0; i < group; i++) {
+        const float inv = 1.0f / l[i];
+        for (int d = 0; d < hd; d++) og[(size_t)i * hd + d] = O[(size_t)i * hd + d] * inv;
+    }
 }
 
 void gk_attention_decode(float *out, const float *q, const float *k_new, const float *v_new,
@@ -100,7 +123,8 @@ void gk_attention_decode(float *out, const float *q, const float *k_new, const f
     const int nthreads = units < gk_threads() ? (int)units : gk_threads();
 #pragma omp parallel num_threads(nthreads)
     {
-        float *ws = malloc(sizeof(float) * (48 * (size_t)hd + 48 * 64 + 96)); /* either path */
+        const size_t fast = decode_ws_floats(hd, group), fallback = 48 * (size_t)hd + 48 * 64 + 96;
+        float *ws = malloc(sizeof(float) * (hd <= DECODE_KC ? fast : fallback));
 #pragma omp for schedule(static)
         for (long u = 0; u < units; u++) {
             const int s = (int)(u / nkv), g = (int)(u % nkv), len = kv_lens[s];
@@ -108,14 +132,12 @@ void gk_attention_decode(float *out, const float *q, const float *k_new, const f
             const size_t last = (size_t)(len - 1) * ld + (size_t)g * hd, row = (size_t)s * nkv * hd + (size_t)g * hd;
             if (k_new) memcpy(kc + last, k_new + row, sizeof(float) * hd);
             if (v_new) memcpy(vc + last, v_new + row, sizeof(float) * hd);
-            const size_t qs = (size_t)s * nh * hd;
-            for (int h = g * group; h < (g + 1) * group; h++) {
-                if (hd <= DECODE_KC)
-                    decode_head(out + qs + (size_t)h * hd, q + qs + (size_t)h * hd, kc + (size_t)g * hd,
-                                vc + (size_t)g * hd, len, ld, hd, scale, ws);
-                else
+            const size_t qs = (size_t)s * nh * hd, qg = qs + (size_t)g * group * hd;
+            if (hd <= DECODE_KC)
+                decode_group(out + qg, q + qg, kc + (size_t)g * hd, vc + (size_t)g * hd, len, ld, hd, group, scale, ws);
+            else
+                for (int h = g * group; h < (g + 1) * group; h++)
                     gk_attention_forward_head(out + qs, q + qs, kc, vc, 1, len, nh, nkv, hd, scale, h, ws);
-            }
         }
         free(ws);
     }

@@ -21,6 +21,8 @@ func TestAttentionDecode(t *testing.T) {
 		{"one sequence, one key", 2, 1, 8, []int32{1}},
 		{"odd head dim", 6, 3, 12, []int32{5, 1, 257}},
 		{"mha", 2, 2, 64, []int32{3, 130}},
+		{"group of 3", 6, 2, 16, []int32{65, 9}},
+		{"head dim above one sgemm K block", 2, 1, 392, []int32{3, 70}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
