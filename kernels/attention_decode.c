@@ -23,16 +23,54 @@ void gk_attention_forward_head(float *out, const float *q, const float *k, const
 enum { DECODE_BK = 64, DECODE_KC = 384 };
 
 /* The keys of one tile, transposed in blocks of 8 (kt[block][d][8], the last block padded with
- * copies of the tile's first key), so that scores run 8 keys to a vector. kt holds 64*hd floats. */
-GK_VECTORIZED
-static void decode_pack_keys(float *restrict kt, const float *restrict k, int nk, int ld, int hd) {
+ * copies of the tile's first key), so that scores run 8 keys to a vector. kt holds 64*hd floats.
+ * Pure data movement: the AVX2 8 x 8 transpose and the scalar loop give the same kt. */
+static void pack8_scalar(float *restrict blk, const float *const *rows, int d0, int hd) {
+    for (int d = d0; d < hd; d++)
+        for (int l = 0; l < 8; l++) blk[d * 8 + l] = rows[l][d];
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+__attribute__((target("avx2"))) static void pack8_avx2(float *restrict blk, const float *const *rows, int hd) {
+    int d = 0;
+    for (; d + 8 <= hd; d += 8) {
+        __m256 r[8], t[8], u[8];
+        for (int l = 0; l < 8; l++) r[l] = _mm256_loadu_ps(rows[l] + d);
+        for (int l = 0; l < 8; l += 2) {
+            t[l] = _mm256_unpacklo_ps(r[l], r[l + 1]);
+            t[l + 1] = _mm256_unpackhi_ps(r[l], r[l + 1]);
+        }
+        for (int l = 0; l < 8; l += 4) {
+            u[l] = _mm256_shuffle_ps(t[l], t[l + 2], _MM_SHUFFLE(1, 0, 1, 0));
+            u[l + 1] = _mm256_shuffle_ps(t[l], t[l + 2], _MM_SHUFFLE(3, 2, 3, 2));
+            u[l + 2] = _mm256_shuffle_ps(t[l + 1], t[l + 3], _MM_SHUFFLE(1, 0, 1, 0));
+            u[l + 3] = _mm256_shuffle_ps(t[l + 1], t[l + 3], _MM_SHUFFLE(3, 2, 3, 2));
+        }
+        for (int l = 0; l < 4; l++) {
+            _mm256_storeu_ps(blk + (size_t)(d + l) * 8, _mm256_permute2f128_ps(u[l], u[l + 4], 0x20));
+            _mm256_storeu_ps(blk + (size_t)(d + l + 4) * 8, _mm256_permute2f128_ps(u[l], u[l + 4], 0x31));
+        }
+    }
+    pack8_scalar(blk, rows, d, hd);
+}
+#endif
+
+static void decode_pack_keys(float *restrict kt, const float *restrict k, int nk, int ld, int hd, int avx2) {
     for (int j = 0; j < nk; j += 8) {
         const int n = nk - j < 8 ? nk - j : 8;
+        const float *rows[8];
+        for (int l = 0; l < 8; l++) rows[l] = k + (size_t)(j + (l < n ? l : 0)) * ld;
         float *blk = kt + (size_t)j * hd;
-        for (int l = 0; l < 8; l++) {
-            const float *kj = k + (size_t)(j + (l < n ? l : 0)) * ld;
-            for (int d = 0; d < hd; d++) blk[d * 8 + l] = kj[d];
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (avx2) {
+            pack8_avx2(blk, rows, hd);
+            continue;
         }
+#endif
+        (void)avx2;
+        pack8_scalar(blk, rows, 0, hd);
     }
 }
 
@@ -88,14 +126,14 @@ static size_t decode_ws_floats(int hd, int group) {
 }
 
 static void decode_group(float *og, const float *qg, const float *k, const float *v, int len, int ld, int hd,
-                         int group, float scale, float *ws) {
+                         int group, float scale, int avx2, float *ws) {
     float *S = ws, *kt = S + DECODE_BK, *O = kt + (size_t)DECODE_BK * hd, *acc = O + (size_t)group * hd;
     float *m = acc + hd, *l = m + group;
     memset(O, 0, sizeof(float) * group * hd);
     for (int i = 0; i < group; i++) m[i] = -INFINITY, l[i] = 0;
     for (int j0 = 0; j0 < len; j0 += DECODE_BK) {
         const int nk = len - j0 < DECODE_BK ? len - j0 : DECODE_BK;
-        decode_pack_keys(kt, k + (size_t)j0 * ld, nk, ld, hd);
+        decode_pack_keys(kt, k + (size_t)j0 * ld, nk, ld, hd, avx2);
         for (int i = 0; i < group; i++) {
             float *Oi = O + (size_t)i * hd;
             decode_scores(S, qg + (size_t)i * hd, kt, nk, hd, scale);
@@ -121,6 +159,12 @@ void gk_attention_decode(float *out, const float *q, const float *k_new, const f
     const int group = nh / nkv, ld = nkv * hd;
     if (units <= 0) return;
     const int nthreads = units < gk_threads() ? (int)units : gk_threads();
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    const int avx2 = __builtin_cpu_supports("avx2");
+#else
+    const int avx2 = 0;
+#endif
 #pragma omp parallel num_threads(nthreads)
     {
         const size_t fast = decode_ws_floats(hd, group), fallback = 48 * (size_t)hd + 48 * 64 + 96;
@@ -134,7 +178,7 @@ void gk_attention_decode(float *out, const float *q, const float *k_new, const f
             if (v_new) memcpy(vc + last, v_new + row, sizeof(float) * hd);
             const size_t qs = (size_t)s * nh * hd, qg = qs + (size_t)g * group * hd;
             if (hd <= DECODE_KC)
-                decode_group(out + qg, q + qg, kc + (size_t)g * hd, vc + (size_t)g * hd, len, ld, hd, group, scale, ws);
+                decode_group(out + qg, q + qg, kc + (size_t)g * hd, vc + (size_t)g * hd, len, ld, hd, group, scale, avx2, ws);
             else
                 for (int h = g * group; h < (g + 1) * group; h++)
                     gk_attention_forward_head(out + qs, q + qs, kc, vc, 1, len, nh, nkv, hd, scale, h, ws);
