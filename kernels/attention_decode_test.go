@@ -104,3 +104,30 @@ func maxAbsDiff(a, b []float64) float64 {
 	}
 	return d
 }
+
+// BenchmarkAttentionDecode: one decode step of 64 sequences (tiny preset's heads, caches of 65 to
+// 128 keys) as one AttentionDecode call against one AttentionForward call per sequence.
+func BenchmarkAttentionDecode(b *testing.B) {
+	const nseq, nh, nkv, hd = 64, 4, 2, 32
+	r := rand.New(rand.NewPCG(1, 1))
+	kvRow, qRow := nkv*hd, nh*hd
+	q, out := buf(b, randn(r, nseq*qRow, 1)), zeros(b, nseq*qRow)
+	kc, vc, lens := make([]Buf, nseq), make([]Buf, nseq), make([]int32, nseq)
+	for s := range nseq {
+		lens[s] = int32(65 + r.IntN(64))
+		kc[s], vc[s] = buf(b, randn(r, int(lens[s])*kvRow, 1)), buf(b, randn(r, int(lens[s])*kvRow, 1))
+	}
+	b.Run("forward-per-sequence", func(b *testing.B) {
+		for range b.N {
+			for s, n := range lens {
+				AttentionForward(out.Slice(s*qRow, qRow), Buf{}, q.Slice(s*qRow, qRow), kc[s], vc[s], 1, 1, int(n),
+					nh, nkv, hd, 0.17)
+			}
+		}
+	})
+	b.Run("decode-batched", func(b *testing.B) {
+		for range b.N {
+			AttentionDecode(out, q, Buf{}, Buf{}, kc, vc, lens, nh, nkv, hd, 0.17)
+		}
+	})
+}
