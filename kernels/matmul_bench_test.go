@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -55,12 +56,24 @@ func BenchmarkSGEMM(b *testing.B) {
 				A, B, C := buf(b, randn(r, s.M*s.K, 1)), buf(b, randn(r, s.K*s.N, 1)), zeros(b, s.M*s.N)
 				flops := 2 * float64(s.M) * float64(s.N) * float64(s.K)
 				ours, theirs := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
+				// One OS thread drives both libraries (libgomp keeps a team per OS thread), and each
+				// timed call starts after a pause longer than OpenBLAS's worker spin-wait (~0.1 s), so
+				// neither library's idle threads still spin on a core the other one is timed on.
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				settle := func() {
+					if haveOpenBLAS {
+						time.Sleep(150 * time.Millisecond)
+					}
+				}
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
+					settle()
 					t0 := time.Now()
 					SGEMM(s.transA, s.transB, s.M, s.N, s.K, 1, A, lda, B, ldb, 0, C, s.N)
 					ours = min(ours, time.Since(t0))
 					if haveOpenBLAS {
+						settle()
 						t0 = time.Now()
 						openblasSGEMM(s.transA, s.transB, s.M, s.N, s.K, 1, A, lda, B, ldb, 0, C, s.N)
 						theirs = min(theirs, time.Since(t0))
