@@ -366,8 +366,10 @@ func TestSharedPromptMatchesSeparate(t *testing.T) {
 	}
 	before := e.Stats().SharedPromptTokens
 	together := run(t, e, []Request{req(0), req(1), req(2), req(3)})
-	if shared := e.Stats().SharedPromptTokens - before; shared != 3*int64(len(p)-1) {
-		t.Errorf("%d prompt tokens shared, want %d", shared, 3*(len(p)-1))
+	// How many samples arrive while the first still prefills depends on scheduling: at least one
+	// must share the whole prompt, and every sharer shares all of it.
+	if shared, whole := e.Stats().SharedPromptTokens-before, int64(len(p)-1); shared < whole || shared > 3*whole || shared%whole != 0 {
+		t.Errorf("%d prompt tokens shared, want 1 to 3 times %d", shared, whole)
 	}
 	for i := range alone {
 		if !slices.Equal(alone[i].Tokens, together[i].Tokens) || !slices.Equal(alone[i].LogProbs, together[i].LogProbs) {
