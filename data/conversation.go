@@ -146,8 +146,7 @@ var ConversationColumns = []string{"id", "messages"}
 
 // ConversationWriter writes a conversations table to .parquet or .jsonl; see ProblemWriter.
 type ConversationWriter struct {
-	pq *parquetWriter
-	jl *jsonlWriter
+	tableSink
 
 	id                  *array.StringBuilder
 	msgs                *array.ListBuilder
@@ -156,7 +155,6 @@ type ConversationWriter struct {
 	calls               *array.ListBuilder
 	call                *array.StructBuilder
 	callName, callArgs  *array.StringBuilder
-	count               int
 }
 
 // CreateConversations starts a conversations table at path (.parquet, .jsonl or .jsonl.gz).
@@ -167,13 +165,13 @@ func CreateConversations(path string) (*ConversationWriter, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &ConversationWriter{jl: jl}, nil
+		return &ConversationWriter{tableSink: tableSink{jl: jl}}, nil
 	case formatParquet:
 		pq, err := createParquet(path, conversationSchema())
 		if err != nil {
 			return nil, err
 		}
-		w := &ConversationWriter{pq: pq}
+		w := &ConversationWriter{tableSink: tableSink{pq: pq}}
 		w.id = pq.builder.Field(0).(*array.StringBuilder)
 		w.msgs = pq.builder.Field(1).(*array.ListBuilder)
 		w.msg = w.msgs.ValueBuilder().(*array.StructBuilder)
@@ -217,26 +215,6 @@ func (w *ConversationWriter) Write(c Conversation) error {
 		}
 	}
 	return w.pq.rowAdded(size)
-}
-
-// Rows is the number of conversations written so far.
-func (w *ConversationWriter) Rows() int { return w.count }
-
-// Close finishes the file and makes it visible at its path.
-func (w *ConversationWriter) Close() error {
-	if w.jl != nil {
-		return w.jl.close()
-	}
-	return w.pq.close()
-}
-
-// Abort drops the file unless it was closed.
-func (w *ConversationWriter) Abort() {
-	if w.jl != nil {
-		w.jl.abort()
-		return
-	}
-	w.pq.abort()
 }
 
 // ConversationReader streams a conversations table from Parquet or JSONL.

@@ -85,10 +85,8 @@ func metaText(raw json.RawMessage) string {
 // ProblemWriter writes a problems table to a .parquet or .jsonl file that appears only when Close
 // succeeds. Abort (safe after Close) drops it.
 type ProblemWriter struct {
-	pq    *parquetWriter
-	jl    *jsonlWriter
-	cols  [5]*array.StringBuilder
-	count int
+	tableSink
+	cols [5]*array.StringBuilder
 }
 
 // CreateProblems starts a problems table at path; the extension (.parquet, .jsonl, .jsonl.gz)
@@ -100,7 +98,7 @@ func CreateProblems(path string) (*ProblemWriter, error) {
 		if err != nil {
 			return nil, err
 		}
-		w := &ProblemWriter{pq: pq}
+		w := &ProblemWriter{tableSink: tableSink{pq: pq}}
 		for i := range w.cols {
 			w.cols[i] = pq.builder.Field(i).(*array.StringBuilder)
 		}
@@ -110,7 +108,7 @@ func CreateProblems(path string) (*ProblemWriter, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &ProblemWriter{jl: jl}, nil
+		return &ProblemWriter{tableSink: tableSink{jl: jl}}, nil
 	}
 	return nil, unknownFormat(path)
 }
@@ -132,26 +130,6 @@ func (w *ProblemWriter) Write(p Problem) error {
 		w.cols[i].Append(v)
 	}
 	return w.pq.rowAdded(len(p.ID) + len(p.Problem) + len(p.Answer) + len(p.Source) + len(p.Meta))
-}
-
-// Rows is the number of problems written so far.
-func (w *ProblemWriter) Rows() int { return w.count }
-
-// Close finishes the file and makes it visible at its path.
-func (w *ProblemWriter) Close() error {
-	if w.jl != nil {
-		return w.jl.close()
-	}
-	return w.pq.close()
-}
-
-// Abort drops the file unless it was closed.
-func (w *ProblemWriter) Abort() {
-	if w.jl != nil {
-		w.jl.abort()
-		return
-	}
-	w.pq.abort()
 }
 
 // ProblemReader streams a problems table from Parquet or JSONL.

@@ -134,3 +134,30 @@ func RowCount(path string) int64 {
 	defer f.close()
 	return f.numRows()
 }
+
+// tableSink is the file under a table writer: Parquet or JSONL, written atomically.
+type tableSink struct {
+	pq    *parquetWriter
+	jl    *jsonlWriter
+	count int
+}
+
+// Rows is the number of rows written so far.
+func (w *tableSink) Rows() int { return w.count }
+
+// Close finishes the file and makes it visible at its path.
+func (w *tableSink) Close() error {
+	if w.jl != nil {
+		return w.jl.close()
+	}
+	return w.pq.close()
+}
+
+// Abort drops the file unless it was closed.
+func (w *tableSink) Abort() {
+	if w.jl != nil {
+		w.jl.abort()
+		return
+	}
+	w.pq.abort()
+}

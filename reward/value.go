@@ -106,35 +106,9 @@ func (ev *evaluator) eval(n *node) (value, error) {
 		}
 		return a.neg(), nil
 	case nAdd:
-		acc, err := ev.eval(n.args[0])
-		if err != nil {
-			return value{}, err
-		}
-		for _, arg := range n.args[1:] {
-			b, err := ev.eval(arg)
-			if err != nil {
-				return value{}, err
-			}
-			if acc, err = ev.add(acc, b); err != nil {
-				return value{}, err
-			}
-		}
-		return acc, nil
+		return ev.fold(n.args, ev.add)
 	case nMul:
-		acc, err := ev.eval(n.args[0])
-		if err != nil {
-			return value{}, err
-		}
-		for _, arg := range n.args[1:] {
-			b, err := ev.eval(arg)
-			if err != nil {
-				return value{}, err
-			}
-			if acc, err = ev.mul(acc, b); err != nil {
-				return value{}, err
-			}
-		}
-		return acc, nil
+		return ev.fold(n.args, ev.mul)
 	case nDiv:
 		a, err := ev.eval(n.args[0])
 		if err != nil {
@@ -159,6 +133,24 @@ func (ev *evaluator) eval(n *node) (value, error) {
 		return ev.abs(n)
 	}
 	return value{}, fmt.Errorf("unknown node")
+}
+
+// fold evaluates args left to right and combines them with op.
+func (ev *evaluator) fold(args []*node, op func(a, b value) (value, error)) (value, error) {
+	acc, err := ev.eval(args[0])
+	if err != nil {
+		return value{}, err
+	}
+	for _, arg := range args[1:] {
+		b, err := ev.eval(arg)
+		if err != nil {
+			return value{}, err
+		}
+		if acc, err = op(acc, b); err != nil {
+			return value{}, err
+		}
+	}
+	return acc, nil
 }
 
 func (ev *evaluator) add(a, b value) (value, error) {
