@@ -219,11 +219,7 @@ func (w *ConversationWriter) Write(c Conversation) error {
 
 // ConversationReader streams a conversations table from Parquet or JSONL.
 type ConversationReader struct {
-	path   string
-	pq     *parquetFile
-	cursor *rowCursor
-	lines  *lineReader
-	rows   int64
+	tableSource
 }
 
 // OpenConversations opens a conversations table. In Parquet, messages must be a list of structs
@@ -243,7 +239,7 @@ func openConversations(ctx context.Context, path string) (*ConversationReader, e
 		if err != nil {
 			return nil, err
 		}
-		return &ConversationReader{path: path, lines: lines, rows: -1}, nil
+		return &ConversationReader{tableSource{path: path, lines: lines, rows: -1}}, nil
 	}
 	pq, err := openParquet(path)
 	if err != nil {
@@ -267,7 +263,7 @@ func openConversations(ctx context.Context, path string) (*ConversationReader, e
 		pq.close()
 		return nil, err
 	}
-	return &ConversationReader{path: path, pq: pq, cursor: cursor, rows: pq.numRows()}, nil
+	return &ConversationReader{tableSource{path: path, pq: pq, cursor: cursor, rows: pq.numRows()}}, nil
 }
 
 func checkMessagesType(path string, t arrow.DataType) error {
@@ -294,9 +290,6 @@ func structFieldNames(st *arrow.StructType) string {
 	}
 	return strings.Join(names, ", ")
 }
-
-// Rows is the number of rows in the file, or -1 when it is not known in advance (JSONL).
-func (r *ConversationReader) Rows() int64 { return r.rows }
 
 // Next returns the next conversation, or io.EOF after the last one.
 func (r *ConversationReader) Next() (Conversation, error) {
@@ -411,15 +404,6 @@ func structField(st *array.Struct, name string) arrow.Array {
 		return nil
 	}
 	return st.Field(idx)
-}
-
-// Close releases the file.
-func (r *ConversationReader) Close() error {
-	if r.lines != nil {
-		return r.lines.close()
-	}
-	r.cursor.close()
-	return r.pq.close()
 }
 
 // ReadAllConversations reads a whole conversations table.

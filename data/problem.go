@@ -134,11 +134,7 @@ func (w *ProblemWriter) Write(p Problem) error {
 
 // ProblemReader streams a problems table from Parquet or JSONL.
 type ProblemReader struct {
-	path   string
-	pq     *parquetFile
-	cursor *rowCursor
-	lines  *lineReader
-	rows   int64
+	tableSource
 }
 
 // OpenProblems opens a problems table. Parquet files must have the columns id, problem, answer,
@@ -157,7 +153,7 @@ func openProblems(ctx context.Context, path string) (*ProblemReader, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &ProblemReader{path: path, lines: lines, rows: -1}, nil
+		return &ProblemReader{tableSource{path: path, lines: lines, rows: -1}}, nil
 	}
 	pq, err := openParquet(path)
 	if err != nil {
@@ -180,15 +176,12 @@ func openProblems(ctx context.Context, path string) (*ProblemReader, error) {
 		pq.close()
 		return nil, err
 	}
-	return &ProblemReader{path: path, pq: pq, cursor: cursor, rows: pq.numRows()}, nil
+	return &ProblemReader{tableSource{path: path, pq: pq, cursor: cursor, rows: pq.numRows()}}, nil
 }
 
 func isStringType(t arrow.DataType) bool {
 	return t.ID() == arrow.STRING || t.ID() == arrow.LARGE_STRING
 }
-
-// Rows is the number of rows in the file, or -1 when it is not known in advance (JSONL).
-func (r *ProblemReader) Rows() int64 { return r.rows }
 
 // Next returns the next problem, or io.EOF after the last one.
 func (r *ProblemReader) Next() (Problem, error) {
@@ -227,15 +220,6 @@ func (r *ProblemReader) Next() (Problem, error) {
 		*dst = stringColumn(col).Value(i)
 	}
 	return p, nil
-}
-
-// Close releases the file.
-func (r *ProblemReader) Close() error {
-	if r.lines != nil {
-		return r.lines.close()
-	}
-	r.cursor.close()
-	return r.pq.close()
 }
 
 // ReadAllProblems reads a whole problems table; for small files such as evaluation sets.

@@ -161,3 +161,24 @@ func (w *tableSink) Abort() {
 	}
 	w.pq.abort()
 }
+
+// tableSource is the file under a table reader: JSONL lines, or Parquet row groups behind a cursor.
+type tableSource struct {
+	path   string
+	pq     *parquetFile
+	cursor *rowCursor
+	lines  *lineReader
+	rows   int64 // -1 when unknown (JSONL)
+}
+
+// Rows is the number of rows in the file, or -1 for JSONL (unknown until read).
+func (r *tableSource) Rows() int64 { return r.rows }
+
+// Close releases the file.
+func (r *tableSource) Close() error {
+	if r.lines != nil {
+		return r.lines.close()
+	}
+	r.cursor.close()
+	return r.pq.close()
+}
