@@ -110,11 +110,7 @@ func (ev *evaluator) eval(n *node) (value, error) {
 	case nMul:
 		return ev.fold(n.args, ev.mul)
 	case nDiv:
-		a, err := ev.eval(n.args[0])
-		if err != nil {
-			return value{}, err
-		}
-		b, err := ev.eval(n.args[1])
+		a, b, err := ev.evalPair(n)
 		if err != nil {
 			return value{}, err
 		}
@@ -133,6 +129,17 @@ func (ev *evaluator) eval(n *node) (value, error) {
 		return ev.abs(n)
 	}
 	return value{}, fmt.Errorf("unknown node")
+}
+
+// evalPair evaluates a binary node's two operands.
+func (ev *evaluator) evalPair(n *node) (a, b value, err error) {
+	if a, err = ev.eval(n.args[0]); err != nil {
+		return value{}, value{}, err
+	}
+	if b, err = ev.eval(n.args[1]); err != nil {
+		return value{}, value{}, err
+	}
+	return a, b, nil
 }
 
 // fold evaluates args left to right and combines them with op.
@@ -219,11 +226,7 @@ func opaque(name string) value {
 }
 
 func (ev *evaluator) pow(n *node) (value, error) {
-	base, err := ev.eval(n.args[0])
-	if err != nil {
-		return value{}, err
-	}
-	exp, err := ev.eval(n.args[1])
+	base, exp, err := ev.evalPair(n)
 	if err != nil {
 		return value{}, err
 	}
@@ -301,11 +304,7 @@ func (ev *evaluator) intPow(base value, k *big.Int) (value, error) {
 }
 
 func (ev *evaluator) root(n *node) (value, error) {
-	x, err := ev.eval(n.args[0])
-	if err != nil {
-		return value{}, err
-	}
-	idx, err := ev.eval(n.args[1])
+	x, idx, err := ev.evalPair(n)
 	if err != nil {
 		return value{}, err
 	}
@@ -374,11 +373,7 @@ func (ev *evaluator) factorial(n *node) (value, error) {
 }
 
 func (ev *evaluator) binom(n *node) (value, error) {
-	a, err := ev.eval(n.args[0])
-	if err != nil {
-		return value{}, err
-	}
-	b, err := ev.eval(n.args[1])
+	a, b, err := ev.evalPair(n)
 	if err != nil {
 		return value{}, err
 	}
