@@ -67,3 +67,26 @@ func TestExecBenchCommand(t *testing.T) {
 		t.Errorf("load test: %v", load)
 	}
 }
+
+// Every sandbox runs code from the command line; none says loudly that nothing is isolated.
+func TestExecRunSandboxKinds(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH")
+	}
+	for _, kind := range []string{"bwrap", "namespaces", "none"} {
+		if kind == "bwrap" && !gexec.BwrapAvailable() {
+			continue
+		}
+		r := runCLI(t, append([]string{"exec", "run", "--sandbox", kind, "--code", "6 * 7"}, light...)...)
+		if kind == "namespaces" && r.Code == 1 && strings.Contains(r.Stderr, "namespaces are not available") {
+			t.Logf("namespaces: %s", r.Stderr)
+			continue
+		}
+		if r.Code != 0 || r.Stdout != "42\n" {
+			t.Errorf("--sandbox %s: %+v", kind, r)
+		}
+		if warned := strings.Contains(r.Stderr, "WARNING") && strings.Contains(r.Stderr, "WITHOUT isolation"); warned != (kind == "none") {
+			t.Errorf("--sandbox %s: warned %v: %q", kind, warned, r.Stderr)
+		}
+	}
+}

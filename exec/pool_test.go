@@ -21,13 +21,18 @@ func testConfig() config.Exec {
 	return cfg
 }
 
-// newTestPool starts a pool through the real sandbox, or skips when python3 or bwrap is absent.
+// newTestPool starts a pool through the real sandbox (cfg.Sandbox: bwrap for auto), or skips when
+// python3 or that sandbox is absent.
 func newTestPool(t testing.TB, cfg config.Exec) *Pool {
 	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not on PATH: the sandbox tests need a real interpreter")
 	}
-	if !BwrapAvailable() {
+	if cfg.Sandbox == SandboxNamespaces {
+		if _, _, err := chooseSandbox(SandboxNamespaces, cfg.Python); err != nil {
+			t.Skipf("the namespace sandbox does not start here: %v", err)
+		}
+	} else if !BwrapAvailable() {
 		t.Skip("bwrap not on PATH: install bubblewrap to run the sandbox tests")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -40,6 +45,21 @@ func newTestPool(t testing.TB, cfg config.Exec) *Pool {
 	return p
 }
 
+// forEachSandbox runs test once per sandbox, bwrap and gorstar's own namespaces, as subtests
+// named after them (each skips where its sandbox is not available).
+func forEachSandbox(t *testing.T, test func(t *testing.T, kind string)) {
+	for _, kind := range []string{SandboxBwrap, SandboxNamespaces} {
+		t.Run(kind, func(t *testing.T) { test(t, kind) })
+	}
+}
+
+// sandboxConfig is testConfig in the given sandbox.
+func sandboxConfig(kind string) config.Exec {
+	cfg := testConfig()
+	cfg.Sandbox = kind
+	return cfg
+}
+
 func run(t testing.TB, p Runner, c Call) Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -47,8 +67,10 @@ func run(t testing.TB, p Runner, c Call) Result {
 	return p.Run(ctx, c)
 }
 
-func TestHarnessSemantics(t *testing.T) {
-	p := newTestPool(t, testConfig())
+func TestHarnessSemantics(t *testing.T) { forEachSandbox(t, testHarnessSemantics) }
+
+func testHarnessSemantics(t *testing.T, kind string) {
+	p := newTestPool(t, sandboxConfig(kind))
 	cases := []struct {
 		name, code, stdin string
 		status            Status

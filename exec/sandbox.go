@@ -13,18 +13,19 @@ import (
 
 // Sandbox kinds.
 const (
-	SandboxAuto  = "auto"
-	SandboxBwrap = "bwrap"
-	SandboxNone  = "none"
+	SandboxAuto       = "auto"
+	SandboxBwrap      = "bwrap"
+	SandboxNamespaces = "namespaces" // gorstar's own namespaces, when bwrap is not installed
+	SandboxNone       = "none"
 )
 
 // ErrNoSandbox is returned when no sandbox is available and the user did not opt out.
-var ErrNoSandbox = errors.New("no sandbox available: install bubblewrap (apt-get install bubblewrap), " +
-	"or pass --sandbox=none to run untrusted code WITHOUT isolation")
+var ErrNoSandbox = errors.New("no sandbox available: install bubblewrap (apt-get install bubblewrap) " +
+	"or allow namespaces, or pass --sandbox=none to run untrusted code WITHOUT isolation")
 
 // sandbox is how a zygote is started: the argv prefix that wraps the interpreter.
 type sandbox struct {
-	kind   string // bwrap or none
+	kind   string // bwrap, namespaces or none
 	bwrap  string // path of bwrap
 	python string // real path of the interpreter
 	prefix string // the interpreter's installation prefix (bound read-only)
@@ -82,19 +83,24 @@ var etcFiles = []string{"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.
 // objects, and glibc asked to madvise its heap): fork then copies a few page-middle-directory
 // entries instead of one entry per 4 KiB page. On the VMs measured this cut a sympy-sized zygote's
 // fork+exit cost about 2.5×. It is harmless where THP is off.
-var forkFriendlyEnv = []string{"--setenv", "PYTHONMALLOC", "malloc", "--setenv", "GLIBC_TUNABLES", "glibc.malloc.hugetlb=1"}
+var forkFriendlyEnv = []string{"PYTHONMALLOC=malloc", "GLIBC_TUNABLES=glibc.malloc.hugetlb=1"}
+
+// sandboxEnv is the zygote's whole environment inside a sandbox (bwrap or namespaces), besides the
+// zygote's source.
+var sandboxEnv = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8", "TMPDIR=/tmp",
+	"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1", "PYTHONDONTWRITEBYTECODE=1"},
+	forkFriendlyEnv...)
 
 // bwrapArgs builds the bubblewrap command line that starts the zygote.
 func (s *sandbox) bwrapArgs(prefixes []string) []string {
 	a := []string{s.bwrap,
 		"--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--die-with-parent", "--hostname", "sandbox", "--clearenv",
-		"--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
-		"--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--setenv", "TMPDIR", "/tmp",
-		"--setenv", "OPENBLAS_NUM_THREADS", "1", "--setenv", "OMP_NUM_THREADS", "1",
-		"--setenv", "MKL_NUM_THREADS", "1", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
 	}
-	a = append(a, forkFriendlyEnv...)
+	for _, kv := range sandboxEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		a = append(a, "--setenv", k, v)
+	}
 	if !s.asRoot {
 		a = append(a, "--unshare-user")
 	}
@@ -156,7 +162,9 @@ func underSystem(p string) bool {
 	return false
 }
 
-// chooseSandbox picks the sandbox for kind (auto, bwrap, none).
+// chooseSandbox picks the sandbox for kind (auto, bwrap, namespaces, none). auto is bwrap when it
+// is on PATH, else gorstar's own namespaces when the kernel allows them (probed once per
+// interpreter), else ErrNoSandbox.
 func chooseSandbox(kind, python string) (*sandbox, []string, error) {
 	exe, prefixes, err := ResolvePython(python)
 	if err != nil {
@@ -164,20 +172,31 @@ func chooseSandbox(kind, python string) (*sandbox, []string, error) {
 	}
 	s := &sandbox{python: exe, asRoot: os.Geteuid() == 0}
 	switch kind {
-	case SandboxAuto, SandboxBwrap, "":
+	case SandboxAuto, "":
+		if path, err := osexec.LookPath("bwrap"); err == nil {
+			s.kind, s.bwrap = SandboxBwrap, path
+			break
+		}
+		s.kind = SandboxNamespaces
+		if err := s.probeNamespaces(prefixes); err != nil {
+			return nil, nil, fmt.Errorf("%w (bwrap is not on PATH; namespaces: %v)", ErrNoSandbox, err)
+		}
+	case SandboxBwrap:
 		path, err := osexec.LookPath("bwrap")
 		if err != nil {
-			if kind == SandboxBwrap {
-				return nil, nil, usererr.New("exec.sandbox: bwrap not found on PATH: %v", err)
-			}
-			return nil, nil, ErrNoSandbox
+			return nil, nil, usererr.New("exec.sandbox: bwrap not found on PATH: %v", err)
 		}
 		s.kind, s.bwrap = SandboxBwrap, path
+	case SandboxNamespaces:
+		s.kind = SandboxNamespaces
+		if err := s.probeNamespaces(prefixes); err != nil {
+			return nil, nil, usererr.New("exec.sandbox: namespaces are not available here: %v", err)
+		}
 	case SandboxNone:
 		s.kind = SandboxNone
 		s.asRoot = false
 	default:
-		return nil, nil, usererr.New("exec.sandbox: want auto, bwrap or none, got %q", kind)
+		return nil, nil, usererr.New("exec.sandbox: want auto, bwrap, namespaces or none, got %q", kind)
 	}
 	return s, prefixes, nil
 }

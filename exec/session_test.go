@@ -11,7 +11,11 @@ import (
 )
 
 func TestSessionsKeepStateStatelessCallsDoNot(t *testing.T) {
-	p := newTestPool(t, testConfig())
+	forEachSandbox(t, testSessionsKeepStateStatelessCallsDoNot)
+}
+
+func testSessionsKeepStateStatelessCallsDoNot(t *testing.T, kind string) {
+	p := newTestPool(t, sandboxConfig(kind))
 	steps := []struct{ session, code, want string }{
 		{"a", "x = 40\n_ = open('note', 'w').write('kept')", ""},
 		{"b", "x = 1", ""},
@@ -131,11 +135,13 @@ func countSandboxProcesses(t *testing.T, p *Pool, pgids map[int]bool) int {
 	return n
 }
 
-func TestNoProcessLeaks(t *testing.T) {
+func TestNoProcessLeaks(t *testing.T) { forEachSandbox(t, testNoProcessLeaks) }
+
+func testNoProcessLeaks(t *testing.T, kind string) {
 	if os.Geteuid() != 0 {
 		t.Skip("process accounting by uid needs the root sandbox mode")
 	}
-	cfg := testConfig()
+	cfg := sandboxConfig(kind)
 	p := newTestPool(t, cfg)
 	pgids := map[int]bool{}
 	for _, s := range p.slots {

@@ -90,6 +90,11 @@ func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygot
 	} else {
 		conf.TmpDir = "/tmp"
 	}
+	if sb.kind == SandboxNamespaces {
+		// As isolated as under bwrap: the zygote has its own pid namespace (it is its pid 1) and,
+		// as root, drops each child to its own uid.
+		conf.DropPrivileges, conf.OwnPIDNamespace = sb.asRoot, true
+	}
 	confJSON, err := json.Marshal(conf)
 	if err != nil {
 		return nil, err
@@ -103,16 +108,25 @@ func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygot
 		args = append(args[:len(args)-1], "--setenv", zygoteEnv, zygoteSource, "--")
 		argv = append(args, argv...)
 	}
-	cmd := osexec.Command(argv[0], argv[1:]...)
-	cmd.Args[0] = zygoteMarker
-	cmd.Path = argv[0]
+	var cmd *osexec.Cmd
+	if sb.kind == SandboxNamespaces {
+		// This binary sets up the namespaces (nsinit.go), then becomes the interpreter.
+		argv[0] = zygoteMarker
+		if cmd, err = sb.nsCommand(prefixes, sb.python, argv, []string{zygoteEnv + "=" + zygoteSource}); err != nil {
+			return nil, fmt.Errorf("start zygote: %w", err)
+		}
+	} else {
+		cmd = osexec.Command(argv[0], argv[1:]...)
+		cmd.Args[0] = zygoteMarker
+		cmd.Path = argv[0]
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	}
 	if sb.kind == SandboxNone {
 		cmd.Dir = private
 		cmd.Env = []string{zygoteEnv + "=" + zygoteSource, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "OPENBLAS_NUM_THREADS=1",
 			"OMP_NUM_THREADS=1", "HOME=" + private, "TMPDIR=" + private, "PYTHONMALLOC=malloc",
 			"GLIBC_TUNABLES=glibc.malloc.hugetlb=1"}
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = 2 * time.Second
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -129,7 +143,7 @@ func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygot
 		if private != "" {
 			_ = os.RemoveAll(private)
 		}
-		return nil, fmt.Errorf("start zygote %s: %w", argv[0], err)
+		return nil, fmt.Errorf("start zygote %s: %w", sb.python, err)
 	}
 	go w.readLoop(bufio.NewReaderSize(out, 1<<16))
 	timer := time.NewTimer(2 * time.Minute)

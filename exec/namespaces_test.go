@@ -1,0 +1,95 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	osexec "os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// auto is bwrap when it is on PATH, gorstar's own namespaces when it is not.
+func TestAutoPicksBwrapThenNamespaces(t *testing.T) {
+	exe, _, err := ResolvePython("python3")
+	if err != nil {
+		t.Skipf("no python3: %v", err)
+	}
+	if BwrapAvailable() {
+		sb, _, err := chooseSandbox(SandboxAuto, exe)
+		if err != nil || sb.kind != SandboxBwrap {
+			t.Fatalf("auto with bwrap on PATH: %+v, %v", sb, err)
+		}
+	}
+	t.Setenv("PATH", t.TempDir()) // no bwrap; the interpreter is resolved already
+	if _, _, err := chooseSandbox(SandboxBwrap, exe); err == nil || !strings.Contains(err.Error(), "bwrap not found") {
+		t.Fatalf("bwrap asked for and absent: %v", err)
+	}
+	sb, _, err := chooseSandbox(SandboxAuto, exe)
+	if err != nil {
+		if !errors.Is(err, ErrNoSandbox) {
+			t.Fatalf("auto without bwrap nor namespaces: want ErrNoSandbox, got %v", err)
+		}
+		t.Skipf("namespaces not available here: %v", err)
+	}
+	if sb.kind != SandboxNamespaces {
+		t.Fatalf("auto without bwrap picked %q", sb.kind)
+	}
+	cfg := testConfig()
+	cfg.Python, cfg.Workers = exe, 1
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := NewPool(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if p.Sandbox() != SandboxNamespaces {
+		t.Fatalf("pool sandbox %q", p.Sandbox())
+	}
+	r := run(t, p, Call{Code: "import socket\nprint(socket.gethostname())"})
+	if r.Status != StatusOK || r.Stdout != "sandbox\n" {
+		t.Fatalf("%+v", r)
+	}
+}
+
+// A failing step of the init says which one, on one line, and exits 127.
+func TestNamespaceInitNamesTheFailedStep(t *testing.T) {
+	exe, prefixes, err := ResolvePython("python3")
+	if err != nil {
+		t.Skipf("no python3: %v", err)
+	}
+	sb := &sandbox{kind: SandboxNamespaces, python: exe, asRoot: os.Geteuid() == 0}
+	if err := sb.probeNamespaces(prefixes); err != nil {
+		t.Skipf("namespaces not available here: %v", err)
+	}
+	// The host's /etc/passwd is not in the sandbox.
+	cmd, err := sb.nsCommand(prefixes, "/etc/passwd", []string{"x"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var exitErr *osexec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 127 {
+		t.Fatalf("want exit 127, got %v (stderr %q)", err, stderr.String())
+	}
+	if got := stderr.String(); !strings.HasPrefix(got, "gorstar namespace sandbox: exec /etc/passwd: ") ||
+		strings.Count(got, "\n") != 1 {
+		t.Fatalf("stderr %q", got)
+	}
+}
+
+// Set by hand outside a new pid namespace, the variable changes nothing on the host.
+func TestNamespaceInitRefusesOutsideItsNamespace(t *testing.T) {
+	cmd := osexec.Command("/proc/self/exe")
+	cmd.Env = []string{nsInitEnv + `={"path": "/bin/true", "argv": ["true"]}`}
+	out, err := cmd.CombinedOutput()
+	var exitErr *osexec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 127 || !strings.Contains(string(out), "not a new pid namespace") {
+		t.Fatalf("want exit 127 and a refusal, got %v: %q", err, out)
+	}
+}
