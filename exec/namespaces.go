@@ -44,8 +44,15 @@ type nsInitConf struct {
 
 // nsLayout lists the host paths the sandbox shows, as bwrapArgs does: the system directories
 // (symlinks kept as symlinks), a few /etc files and the interpreter's prefixes, all read-only.
-func (s *sandbox) nsLayout(prefixes []string) []nsMount {
+func (s *sandbox) nsLayout(prefixes []string) ([]nsMount, error) {
 	var m []nsMount
+	for _, p := range prefixes {
+		for _, private := range []string{"/tmp", "/dev", "/proc"} {
+			if p == private || strings.HasPrefix(p, private+"/") {
+				return nil, fmt.Errorf("the interpreter's prefix %s is under %s, which the sandbox replaces", p, private)
+			}
+		}
+	}
 	for _, d := range systemDirs {
 		fi, err := os.Lstat(d)
 		switch {
@@ -76,14 +83,17 @@ func (s *sandbox) nsLayout(prefixes []string) []nsMount {
 			bind(p)
 		}
 	}
-	return m
+	return m, nil
 }
 
 // nsCommand returns the command that runs path with argv (argv[0] included) in the namespace
 // sandbox, with sandboxEnv plus extraEnv as its whole environment.
 func (s *sandbox) nsCommand(prefixes []string, path string, argv, extraEnv []string) (*osexec.Cmd, error) {
-	conf, err := json.Marshal(nsInitConf{Mounts: s.nsLayout(prefixes), Env: sandboxEnv, Path: path, Argv: argv,
-		AsRoot: s.asRoot})
+	mounts, err := s.nsLayout(prefixes)
+	if err != nil {
+		return nil, err
+	}
+	conf, err := json.Marshal(nsInitConf{Mounts: mounts, Env: sandboxEnv, Path: path, Argv: argv, AsRoot: s.asRoot})
 	if err != nil {
 		return nil, err
 	}
