@@ -123,8 +123,8 @@ func NewPool(ctx context.Context, cfg config.Exec) (*Pool, error) {
 func (p *Pool) zygoteConf(idx int) zygoteConf {
 	return zygoteConf{
 		UIDBase:         p.uidBase + idx*64,
-		DropPrivileges:  p.sb.asRoot && p.sb.kind == SandboxBwrap,
-		OwnPIDNamespace: p.sb.kind == SandboxBwrap,
+		DropPrivileges:  p.sb.asRoot && p.sb.kind != SandboxNone,
+		OwnPIDNamespace: p.sb.kind != SandboxNone,
 		SessionSlots:    p.cfg.SessionsPerWorker,
 		SessionIdleS:    p.cfg.SessionIdle.Seconds(),
 		Modules:         p.cfg.Modules,
@@ -134,7 +134,7 @@ func (p *Pool) zygoteConf(idx int) zygoteConf {
 // Workers is the number of warm workers.
 func (p *Pool) Workers() int { return len(p.slots) }
 
-// Sandbox names the isolation in use: "bwrap" or "none".
+// Sandbox names the isolation in use: "bwrap", "namespaces" or "none".
 func (p *Pool) Sandbox() string { return p.sb.kind }
 
 // Python is the interpreter's real path.

@@ -90,11 +90,6 @@ func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygot
 	} else {
 		conf.TmpDir = "/tmp"
 	}
-	if sb.kind == SandboxNamespaces {
-		// As isolated as under bwrap: the zygote has its own pid namespace (it is its pid 1) and,
-		// as root, drops each child to its own uid.
-		conf.DropPrivileges, conf.OwnPIDNamespace = sb.asRoot, true
-	}
 	confJSON, err := json.Marshal(conf)
 	if err != nil {
 		return nil, err
