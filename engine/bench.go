@@ -49,11 +49,9 @@ func Bench(ctx context.Context, m *model.Model, o BenchOptions) (BenchResult, er
 		reqs[i] = Request{Prompt: p, MaxTokens: o.NewTokens, Sampling: Sampling{Temperature: o.Temperature}}
 	}
 	runOnce := func(reqs []Request) error {
-		seqs := make([]*Sequence, len(reqs))
-		for i, r := range reqs {
-			if seqs[i], err = e.Submit(ctx, r); err != nil {
-				return err
-			}
+		seqs, err := e.SubmitAll(ctx, reqs)
+		if err != nil {
+			return err
 		}
 		for _, s := range seqs {
 			out, err := s.Wait(ctx)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 	"sync"
 
 	"gorstar/model"
@@ -166,42 +167,66 @@ func (e *Engine) do(f func()) error {
 // never run (empty prompt, capacity over the budget or the context, bad ids or sampling values)
 // fail with an error wrapping ErrRequest.
 func (e *Engine) Submit(ctx context.Context, req Request) (*Sequence, error) {
-	if err := e.check(&req); err != nil {
+	seqs, err := e.SubmitAll(ctx, []Request{req})
+	if err != nil {
 		return nil, err
 	}
-	s := &Sequence{eng: e, req: req, signal: make(chan struct{}, 1)}
+	return seqs[0], nil
+}
+
+// SubmitAll queues several requests at once, all or none: they reach the loop between the same two
+// steps, so their prompts are prefilled together (a loop of Submit would hand the loop one request
+// per step, and a batch's prefill would trickle in one prompt per step). The error names the first
+// request that cannot run.
+func (e *Engine) SubmitAll(ctx context.Context, reqs []Request) ([]*Sequence, error) {
+	reqs = slices.Clone(reqs) // check fills in defaults
+	seqs := make([]*Sequence, len(reqs))
+	for i := range reqs {
+		if err := e.check(&reqs[i]); err != nil {
+			return nil, err
+		}
+		seqs[i] = &Sequence{eng: e, req: reqs[i], signal: make(chan struct{}, 1)}
+	}
 	var err error
 	if cerr := e.do(func() {
 		if e.failErr != nil {
 			err = e.failErr
 			return
 		}
-		if e.opts.MaxWaiting > 0 && len(e.waiting) >= e.opts.MaxWaiting {
+		if e.opts.MaxWaiting > 0 && len(e.waiting)+len(seqs) > e.opts.MaxWaiting {
 			err = fmt.Errorf("%w: %d waiting", ErrBusy, len(e.waiting))
 			return
 		}
-		e.nextID++
-		s.ID = e.nextID
-		seed := e.seeds.Uint64()
-		if req.Sampling.Seed != nil {
-			seed = *req.Sampling.Seed
+		for _, s := range seqs {
+			e.enqueue(ctx, s)
 		}
-		s.rng = newStream(seed)
-		if len(req.StopStrings)+len(req.PauseStrings) > 0 {
-			s.text = newTextMatcher(e.opts.Tokenizer, req.StopStrings, req.PauseStrings)
-		}
-		s.pending = append([]int32(nil), req.Prompt...)
-		s.promptKey = hashTokens(req.Prompt)
-		s.state = stateWaiting
-		e.waiting = append(e.waiting, s)
-		s.stopCtx = context.AfterFunc(ctx, s.Cancel) // runs s.Cancel later, never inline
 	}); cerr != nil {
 		return nil, cerr
 	}
 	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return seqs, nil
+}
+
+// enqueue gives s its id and random stream and puts it in the waiting line (on the loop).
+func (e *Engine) enqueue(ctx context.Context, s *Sequence) {
+	req := s.req
+	e.nextID++
+	s.ID = e.nextID
+	seed := e.seeds.Uint64()
+	if req.Sampling.Seed != nil {
+		seed = *req.Sampling.Seed
+	}
+	s.rng = newStream(seed)
+	if len(req.StopStrings)+len(req.PauseStrings) > 0 {
+		s.text = newTextMatcher(e.opts.Tokenizer, req.StopStrings, req.PauseStrings)
+	}
+	s.pending = append([]int32(nil), req.Prompt...)
+	s.promptKey = hashTokens(req.Prompt)
+	s.state = stateWaiting
+	e.waiting = append(e.waiting, s)
+	s.stopCtx = context.AfterFunc(ctx, s.Cancel) // runs s.Cancel later, never inline
 }
 
 func (e *Engine) appendTokens(s *Sequence, tokens []int32) error {

@@ -377,3 +377,34 @@ func TestSharedPromptMatchesSeparate(t *testing.T) {
 		}
 	}
 }
+
+// SubmitAll hands a batch to the loop between the same two steps: eight 10-token prompts are
+// prefilled in one step, not one per step; a bad request in the batch admits none of them.
+func TestSubmitAllPrefillsTogether(t *testing.T) {
+	m, _ := testModel(t)
+	e := newEngine(t, m, Options{StepTokens: 128, MaxSeqs: 8})
+	ctx := ctxT(t)
+	reqs := make([]Request, 8)
+	for i := range reqs {
+		reqs[i] = Request{Prompt: prompt(10, int32(i)), MaxTokens: 1}
+	}
+	seqs, err := e.SubmitAll(ctx, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range seqs {
+		if _, err := s.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := e.Stats(); st.Steps != 1 || st.PromptTokens != 80 {
+		t.Errorf("8 prompts of 10 tokens took %d steps (%d prompt tokens), want 1 step", st.Steps, st.PromptTokens)
+	}
+	bad := append(reqs[:2:2], Request{Prompt: []int32{-1}, MaxTokens: 1})
+	if _, err := e.SubmitAll(ctx, bad); !errors.Is(err, ErrRequest) {
+		t.Errorf("a batch with a bad id: %v, want ErrRequest", err)
+	}
+	if st := e.Stats(); st.Waiting != 0 || st.Running != 0 || st.Steps != 1 {
+		t.Errorf("after a refused batch: %+v, want nothing admitted", st)
+	}
+}

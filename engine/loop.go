@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 
 	"gorstar/model"
@@ -9,6 +10,11 @@ import (
 
 // loop is the engine's goroutine: it runs commands between steps and steps while there is work.
 func (e *Engine) loop() {
+	// Every step's kernels run from this one OS thread, so one OpenMP thread team serves them
+	// (libgomp keeps a team per calling thread: hopping threads would start more teams, whose idle
+	// threads spin on the cores the working team needs).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	defer close(e.done)
 	defer e.shutdown()
 	for {

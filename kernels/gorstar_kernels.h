@@ -44,6 +44,15 @@ void gk_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
               const float *B, int ldb, float beta, float *C, int ldc);
 /* y[T,out] = x[T,in] * W[out,in]^T + b[out] (b may be NULL). */
 void gk_linear_forward(float *y, const float *x, const float *W, const float *b, int T, int in, int out);
+/* Weights prepared once for many gk_linear_forward calls (decoding, where each call has few rows and
+ * repacking W would cost as much as the product): Wp holds gk_linear_packed_floats(in, out) floats
+ * filled by gk_linear_pack. gk_linear_forward_packed gives bit-identical results to
+ * gk_linear_forward with W; it needs W too (few rows read W in place). Wp is tied to the SGEMM
+ * kernel that packed it (with another, W is used unpacked) and to W's values: pack again after W changes. */
+long gk_linear_packed_floats(int in, int out);
+void gk_linear_pack(float *Wp, const float *W, int in, int out);
+void gk_linear_forward_packed(float *y, const float *x, const float *W, const float *Wp, const float *b, int T, int in,
+                              int out);
 /* dx[T,in] += dy*W ; dW[out,in] += dy^T*x ; db[out] += sum_t dy  (any of dx, dW, db may be NULL). */
 void gk_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x, const float *W,
                         int T, int in, int out);

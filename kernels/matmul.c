@@ -10,6 +10,7 @@
  * element of C sees the same K order whatever the thread count or schedule, so the result is
  * bit-identical for any number of threads. */
 #include <omp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,10 +55,11 @@ const char *gk_sgemm_kernel_name(void) {
 }
 
 /* A per-OS-thread packing buffer, kept between calls (libgomp reuses its worker threads). Slots 0
- * and 1 serve gk_sgemm, 2 and 3 gk_sgemm_serial (called inside other kernels' parallel regions). */
+ * and 1 serve gk_sgemm, 2 and 3 gk_sgemm_serial (called inside other kernels' parallel regions),
+ * 4 the calling thread's A shared by a packed-weights product. */
 static float *scratch(int which, size_t floats) {
-    static __thread float *buf[4];
-    static __thread size_t cap[4];
+    static __thread float *buf[5];
+    static __thread size_t cap[5];
     if (cap[which] < floats) {
         free(buf[which]);
         buf[which] = NULL;
@@ -140,17 +142,27 @@ static void scale_c(int M, int N, float beta, float *C, int ldc) {
     }
 }
 
+/* op(B) already packed (gk_linear_pack): K-slices of KC rows, each npad columns as NR-wide panels,
+ * so slice pc starts at npad * pc and column n0 (a multiple of NR) of it at n0 * kc. */
+typedef struct {
+    const float *panels;
+    long npad;
+} packed_b;
+
 /* One work unit: C[m0:m1, n0:n1] over all of K. The unit packs its own B slice, so threads never
  * wait on each other until the end (a preempted thread only delays its own units). */
 static void sgemm_unit(const gk_microkernel *uk, int trans_a, int trans_b, int K, float alpha, const float *A,
                        int lda, const float *B, int ldb, float beta, float *C, int ldc, int m0, int m1, int n0,
-                       int n1, float *apack, float *bpack) {
+                       int n1, float *apack, float *bpack, const packed_b *pre) {
     const int MR = uk->mr, NR = uk->nr, MC = MR * GK_MC_PANELS_FOR(MR);
     const int nc = n1 - n0, panels = (nc + NR - 1) / NR;
     for (int pc = 0; pc < K; pc += KC) {
         const int kc = K - pc < KC ? K - pc : KC;
         const float b_eff = pc == 0 ? beta : 1.0f;
-        pack_b(bpack, B, ldb, trans_b, pc, kc, n0, nc, NR);
+        if (pre) /* already in panel order: this slice's panels from column n0 on */
+            bpack = (float *)pre->panels + (size_t)pre->npad * pc + (size_t)n0 * kc;
+        else
+            pack_b(bpack, B, ldb, trans_b, pc, kc, n0, nc, NR);
         for (int ic = m0; ic < m1; ic += MC) {
             const int mc = m1 - ic < MC ? m1 - ic : MC;
             pack_a(apack, A, lda, trans_a, ic, mc, pc, kc, MR);
@@ -216,6 +228,45 @@ static void sgemm_small_m(int trans_a, int trans_b, int M, int N, int K, float a
     free(At);
 }
 
+/* The parallel product with the microkernel uk; pre, when not NULL, is op(B) already packed. */
+static void sgemm_parallel(const gk_microkernel *uk, int trans_a, int trans_b, int M, int N, int K, float alpha,
+                           const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc,
+                           const packed_b *pre) {
+    const int MR = uk->mr, NR = uk->nr, MC = MR * GK_MC_PANELS_FOR(MR);
+    const int nt = gk_threads();
+    /* Units: column slices of at most NC_UNIT, and row slices (whole MC blocks) when there are fewer
+     * slices than threads. Each unit packs its own B slice, so row slices cost one B packing each:
+     * one per thread is the least, and equal sizes balance a quiet machine. With B prepacked, column
+     * slices cost nothing extra, so there are several per thread for the dynamic schedule to balance. */
+    const int want = pre ? 4 * nt : nt;
+    int ncu = N < NC_UNIT ? N : NC_UNIT;
+    if (pre) ncu = (ncu + NR - 1) / NR * NR;
+    int nparts_n = (N + ncu - 1) / ncu;
+    int mblocks = (M + MC - 1) / MC, nparts_m = 1;
+    if (nparts_n < want) nparts_m = (want + nparts_n - 1) / nparts_n < mblocks ? (want + nparts_n - 1) / nparts_n : mblocks;
+    while (nparts_n * nparts_m < want && ncu > 4 * NR) {
+        ncu = (ncu / 2 + NR - 1) / NR * NR;
+        nparts_n = (N + ncu - 1) / ncu;
+    }
+    const int units = nparts_n * nparts_m;
+    const int kcmax = K < KC ? K : KC;
+    const size_t bfloats = pre ? 0 : (size_t)kcmax * ((ncu + NR - 1) / NR * NR), afloats = (size_t)MC * kcmax;
+
+#pragma omp parallel for num_threads(units < nt ? units : nt) schedule(dynamic, 1)
+    for (int u = 0; u < units; u++) {
+        float *apack = scratch(1, afloats), *bpack = pre ? NULL : scratch(0, bfloats);
+        if (!apack || (!pre && !bpack)) {
+            gk_set_error("sgemm: out of memory for packing");
+            continue;
+        }
+        const int um = u / nparts_n, un = u % nparts_n;
+        const int m0 = (int)((long)mblocks * um / nparts_m) * MC;
+        const int m1 = um == nparts_m - 1 ? M : (int)((long)mblocks * (um + 1) / nparts_m) * MC;
+        const int n0 = un * ncu, n1 = n0 + ncu < N ? n0 + ncu : N;
+        sgemm_unit(uk, trans_a, trans_b, K, alpha, A, lda, B, ldb, beta, C, ldc, m0, m1, n0, n1, apack, bpack, pre);
+    }
+}
+
 void gk_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
               const float *B, int ldb, float beta, float *C, int ldc) {
     if (M <= 0 || N <= 0) return;
@@ -228,38 +279,7 @@ void gk_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
         return;
     }
     gk_sgemm_select_kernel();
-    const gk_microkernel *uk = active;
-    const int MR = uk->mr, NR = uk->nr, MC = MR * GK_MC_PANELS_FOR(MR);
-    const int nt = gk_threads();
-    /* Units: column slices of at most NC_UNIT, and row slices (whole MC blocks) when there are fewer
-     * slices than threads. Each unit packs its own B slice, so row slices cost one B packing each:
-     * one per thread is the least, and equal sizes balance a quiet machine. */
-    const int want = nt;
-    int ncu = N < NC_UNIT ? N : NC_UNIT;
-    int nparts_n = (N + ncu - 1) / ncu;
-    int mblocks = (M + MC - 1) / MC, nparts_m = 1;
-    if (nparts_n < want) nparts_m = (want + nparts_n - 1) / nparts_n < mblocks ? (want + nparts_n - 1) / nparts_n : mblocks;
-    while (nparts_n * nparts_m < want && ncu > 4 * NR) {
-        ncu = (ncu / 2 + NR - 1) / NR * NR;
-        nparts_n = (N + ncu - 1) / ncu;
-    }
-    const int units = nparts_n * nparts_m;
-    const int kcmax = K < KC ? K : KC;
-    const size_t bfloats = (size_t)kcmax * ((ncu + NR - 1) / NR * NR), afloats = (size_t)MC * kcmax;
-
-#pragma omp parallel for num_threads(units < nt ? units : nt) schedule(dynamic, 1)
-    for (int u = 0; u < units; u++) {
-        float *apack = scratch(1, afloats), *bpack = scratch(0, bfloats);
-        if (!apack || !bpack) {
-            gk_set_error("sgemm: out of memory for packing");
-            continue;
-        }
-        const int um = u / nparts_n, un = u % nparts_n;
-        const int m0 = (int)((long)mblocks * um / nparts_m) * MC;
-        const int m1 = um == nparts_m - 1 ? M : (int)((long)mblocks * (um + 1) / nparts_m) * MC;
-        const int n0 = un * ncu, n1 = n0 + ncu < N ? n0 + ncu : N;
-        sgemm_unit(uk, trans_a, trans_b, K, alpha, A, lda, B, ldb, beta, C, ldc, m0, m1, n0, n1, apack, bpack);
-    }
+    sgemm_parallel(active, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);
 }
 
 void gk_sgemm_serial(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
@@ -280,15 +300,121 @@ void gk_sgemm_serial(int trans_a, int trans_b, int M, int N, int K, float alpha,
     }
     for (int n0 = 0; n0 < N; n0 += ncu)
         sgemm_unit(uk, trans_a, trans_b, K, alpha, A, lda, B, ldb, beta, C, ldc, 0, M, n0, n0 + ncu < N ? n0 + ncu : N,
-                   apack, bpack);
+                   apack, bpack, NULL);
+}
+
+static void fill_bias(float *y, const float *b, int T, int out) {
+#pragma omp parallel for num_threads(gk_threads()) schedule(static) if ((long)T * out > 65536)
+    for (int t = 0; t < T; t++) memcpy(y + (size_t)t * out, b, sizeof(float) * out);
 }
 
 void gk_linear_forward(float *y, const float *x, const float *W, const float *b, int T, int in, int out) {
-    if (b) {
-#pragma omp parallel for num_threads(gk_threads()) schedule(static) if ((long)T * out > 65536)
-        for (int t = 0; t < T; t++) memcpy(y + (size_t)t * out, b, sizeof(float) * out);
-    }
+    if (b) fill_bias(y, b, T, out);
     gk_sgemm(0, 1, T, out, in, 1.0f, x, in, W, in, b ? 1.0f : 0.0f, y, out);
+}
+
+/* Packed weights: a header of PACK_HEADER floats (kernel, sizes; 64 bytes keep the panels aligned),
+ * then W^T as sgemm_unit packs it: for each KC-row slice of K, npad columns in NR-wide panels. */
+enum { PACK_HEADER = 16, PACK_MAGIC = 0x67736b70 /* "gskp" */ };
+
+static long packed_npad(int out, int NR) { return (long)(out + NR - 1) / NR * NR; }
+
+long gk_linear_packed_floats(int in, int out) {
+    gk_sgemm_select_kernel();
+    return PACK_HEADER + packed_npad(out, active->nr) * in;
+}
+
+void gk_linear_pack(float *Wp, const float *W, int in, int out) {
+    gk_sgemm_select_kernel();
+    const int NR = active->nr;
+    const long npad = packed_npad(out, NR);
+    int32_t *hdr = (int32_t *)Wp;
+    memset(Wp, 0, sizeof(float) * PACK_HEADER);
+    hdr[0] = PACK_MAGIC;
+    hdr[1] = (int32_t)(active - gk_microkernels);
+    hdr[2] = in;
+    hdr[3] = out;
+    hdr[4] = KC;
+    /* Each (K slice, block of panels) is independent; a block is 64 panels. */
+    const int slices = (in + KC - 1) / KC, blocks = (int)((npad / NR + 63) / 64);
+#pragma omp parallel for num_threads(gk_threads()) schedule(static) if ((long)in * out > 65536)
+    for (int i = 0; i < slices * blocks; i++) {
+        const int pc = i / blocks * KC, kc = in - pc < KC ? in - pc : KC;
+        const int n0 = i % blocks * 64 * NR, nc = out - n0 < 64 * NR ? out - n0 : 64 * NR;
+        if (nc > 0) pack_b(Wp + PACK_HEADER + npad * pc + (size_t)n0 * kc, W, in, 1, pc, kc, n0, nc, NR);
+    }
+}
+
+/* C[M,N] = A[M,K] * op(B) + beta * C for M within one MC block and op(B) prepacked (a decode step):
+ * the threads pack all of A once, together, then share out NR-panel column ranges dynamically. Each
+ * element sees sgemm_unit's K slices and microkernel calls, so the bits match gk_sgemm's. */
+static void sgemm_one_block_packed(const gk_microkernel *uk, int M, int N, int K, const float *A, int lda,
+                                   const packed_b *pre, float beta, float *C, int ldc) {
+    const int MR = uk->mr, NR = uk->nr, nt = gk_threads();
+    const long mpad = (long)(M + MR - 1) / MR * MR;
+    const int slices = (K + KC - 1) / KC, panels = (N + NR - 1) / NR;
+    float *apack = scratch(4, (size_t)mpad * K);
+    if (!apack) {
+        gk_set_error("sgemm: out of memory for packing");
+        return;
+    }
+    /* About four column ranges per thread, at least two panels each. */
+    int per = panels / (4 * nt);
+    if (per < 2) per = 2;
+    const int units = (panels + per - 1) / per;
+#pragma omp parallel num_threads(nt)
+    {
+#pragma omp for schedule(static)
+        for (int s = 0; s < slices; s++) {
+            const int pc = s * KC, kc = K - pc < KC ? K - pc : KC;
+            pack_a(apack + mpad * pc, A, lda, 0, 0, M, pc, kc, MR);
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int u = 0; u < units; u++) {
+            const int p0 = u * per, p1 = p0 + per < panels ? p0 + per : panels;
+            for (int pc = 0; pc < K; pc += KC) {
+                const int kc = K - pc < KC ? K - pc : KC;
+                const float b_eff = pc == 0 ? beta : 1.0f;
+                const float *ap = apack + mpad * pc, *bslice = pre->panels + (size_t)pre->npad * pc;
+                for (int p = p0; p < p1; p++) {
+                    const int cols = N - p * NR < NR ? N - p * NR : NR;
+                    const float *bp = bslice + (size_t)p * NR * kc;
+                    for (int ir = 0; ir < M; ir += MR) {
+                        const int rows = M - ir < MR ? M - ir : MR;
+                        uk->fn(kc, ap + (size_t)ir * kc, bp, C + (size_t)ir * ldc + p * NR, ldc, 1.0f, b_eff, rows,
+                               cols);
+                    }
+                }
+            }
+        }
+    }
+}
+
+void gk_linear_forward_packed(float *y, const float *x, const float *W, const float *Wp, const float *b, int T, int in,
+                              int out) {
+    if (T <= SMALL_M) { /* few rows read W in place (as gk_sgemm does): Wp is not used */
+        gk_linear_forward(y, x, W, b, T, in, out);
+        return;
+    }
+    gk_sgemm_select_kernel();
+    const int32_t *hdr = (const int32_t *)Wp;
+    if (hdr[0] != PACK_MAGIC || hdr[1] != (int32_t)(active - gk_microkernels) || hdr[2] != in || hdr[3] != out ||
+        hdr[4] != KC) {
+        gk_linear_forward(y, x, W, b, T, in, out); /* packed for another kernel or shape: W is the truth */
+        return;
+    }
+    if (T <= 0 || out <= 0) return;
+    if (b) fill_bias(y, b, T, out);
+    if (in <= 0) {
+        if (!b) scale_c(T, out, 0, y, out);
+        return;
+    }
+    const packed_b pre = {Wp + PACK_HEADER, packed_npad(out, active->nr)};
+    const gk_microkernel *uk = active;
+    if (T <= uk->mr * GK_MC_PANELS_FOR(uk->mr))
+        sgemm_one_block_packed(uk, T, out, in, x, in, &pre, b ? 1.0f : 0.0f, y, out);
+    else
+        sgemm_parallel(uk, 0, 1, T, out, in, 1.0f, x, in, W, in, b ? 1.0f : 0.0f, y, out, &pre);
 }
 
 void gk_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x, const float *W,

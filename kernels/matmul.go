@@ -55,6 +55,41 @@ func LinearForward(y, x, w, b Buf, T, in, out int) {
 	C.gk_linear_forward(fp(y), fp(x), fp(w), fp(b), C.int(T), C.int(in), C.int(out))
 }
 
+// FewRows is the most rows for which a linear forward reads its weights in place rather than
+// packed (SMALL_M in matmul.c): LinearForwardPacked does not use the packed copy up to it.
+const FewRows = 8
+
+// packedHeader is the floats a packed weight starts with (PACK_HEADER in matmul.c).
+const packedHeader = 16
+
+// PackedLinearFloats is the size of the buffer PackLinear fills for a [out,in] weight.
+func PackedLinearFloats(in, out int) int {
+	dims("PackedLinearFloats", "in", in, "out", out)
+	return int(C.gk_linear_packed_floats(C.int(in), C.int(out)))
+}
+
+// PackLinear lays w[out,in] out in the SGEMM kernel's panel order in wp (PackedLinearFloats
+// floats), once, for many LinearForwardPacked calls: a forward over a few dozen rows (one decode
+// step) otherwise spends as long repacking w as multiplying. Pack again after w changes.
+func PackLinear(wp, w Buf, in, out int) {
+	dims("PackLinear", "in", in, "out", out)
+	need("PackLinear", "wp", wp, PackedLinearFloats(in, out), F32)
+	need("PackLinear", "w", w, out*in, F32)
+	C.gk_linear_pack(fp(wp), fp(w), C.int(in), C.int(out))
+}
+
+// LinearForwardPacked is LinearForward with w also given packed (PackLinear of the same w):
+// bit-identical results, without repacking w. Few rows read w in place, as LinearForward does.
+func LinearForwardPacked(y, x, w, wp, b Buf, T, in, out int) {
+	dims("LinearForwardPacked", "T", T, "in", in, "out", out)
+	need("LinearForwardPacked", "y", y, T*out, F32)
+	need("LinearForwardPacked", "x", x, T*in, F32)
+	need("LinearForwardPacked", "w", w, out*in, F32)
+	need("LinearForwardPacked", "wp", wp, packedHeader, F32) // PackLinear checked the rest against its header
+	optional("LinearForwardPacked", "b", b, out, F32)
+	C.gk_linear_forward_packed(fp(y), fp(x), fp(w), fp(wp), fp(b), C.int(T), C.int(in), C.int(out))
+}
+
 // LinearBackward adds dx += dy*w, dw += dy^T*x and db += column sums of dy; any of dx, dw, db may
 // be the zero Buf.
 func LinearBackward(dx, dw, db, dy, x, w Buf, T, in, out int) {

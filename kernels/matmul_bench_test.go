@@ -31,6 +31,10 @@ var gemmShapes = []gemmShape{
 	// decoding 4 sequences: few rows, weights streamed once.
 	{"decode_up_4x1536x512_NT", false, true, 4, 1536, 512},
 	{"decode_lm_head_4x32000x512_NT", false, true, 4, 32000, 512},
+	// decoding 64 sequences (the generation benchmark's batch).
+	{"decode_up_64x1536x512_NT", false, true, 64, 1536, 512},
+	{"decode_down_64x512x1536_NT", false, true, 64, 512, 1536},
+	{"decode_lm_head_64x32000x512_NT", false, true, 64, 32000, 512},
 }
 
 // BenchmarkSGEMM times gorstar's SGEMM at 1 and 2 threads and, when built with -tags openblas,

@@ -107,6 +107,63 @@ type Decoder struct {
 	// One layer's caches and lengths for AttentionDecode (steps of one token per sequence).
 	kCaches, vCaches []kernels.Buf
 	kvLens           []int32
+	packed           *packedWeights // nil when steps are too small to use them
+}
+
+// packedWeights are the decoder's copies of the model's matrices in the SGEMM kernel's own layout
+// (kernels.PackLinear): a step over a few dozen rows would otherwise repack every matrix, which
+// costs about as much as the product. They are repacked when the model's weights change.
+type packedWeights struct {
+	layers  []packedLayer
+	lmHead  kernels.Buf
+	version uint64
+}
+
+type packedLayer struct{ q, k, v, o, gate, up, down kernels.Buf }
+
+// newPackedWeights allocates the packed copies (in d.all) and fills them.
+func (d *Decoder) newPackedWeights() {
+	c := d.m.Config
+	C, I, Q, KV, V := c.HiddenSize, c.IntermediateSize, c.QDim(), c.KVDim(), c.VocabSize
+	f := func(in, out int) kernels.Buf {
+		b := kernels.Alloc(kernels.PackedLinearFloats(in, out))
+		d.all = append(d.all, b)
+		return b
+	}
+	p := &packedWeights{lmHead: f(C, V)}
+	for range c.NumHiddenLayers {
+		p.layers = append(p.layers, packedLayer{q: f(C, Q), k: f(C, KV), v: f(C, KV), o: f(Q, C),
+			gate: f(C, I), up: f(C, I), down: f(I, C)})
+	}
+	d.packed = p
+	d.repack()
+}
+
+// repack lays the model's current weights out again.
+func (d *Decoder) repack() {
+	c, p := d.m.Config, d.packed
+	C, I, Q, KV, V := c.HiddenSize, c.IntermediateSize, c.QDim(), c.KVDim(), c.VocabSize
+	kernels.PackLinear(p.lmHead, d.m.w.lmHead, C, V)
+	for l, w := range d.m.w.layers {
+		pl := p.layers[l]
+		kernels.PackLinear(pl.q, w.q, C, Q)
+		kernels.PackLinear(pl.k, w.k, C, KV)
+		kernels.PackLinear(pl.v, w.v, C, KV)
+		kernels.PackLinear(pl.o, w.o, Q, C)
+		kernels.PackLinear(pl.gate, w.gate, C, I)
+		kernels.PackLinear(pl.up, w.up, C, I)
+		kernels.PackLinear(pl.down, w.down, I, C)
+	}
+	p.version = d.m.version
+}
+
+// linear is kernels.LinearForward, from the packed copy wp when the decoder keeps one.
+func linear(y, x, w, wp, b kernels.Buf, T, in, out int) {
+	if wp.IsNil() {
+		kernels.LinearForward(y, x, w, b, T, in, out)
+		return
+	}
+	kernels.LinearForwardPacked(y, x, w, wp, b, T, in, out)
 }
 
 // NewDecoder allocates a decoder for steps of at most maxTokens new tokens over at most maxSeqs
@@ -132,6 +189,9 @@ func (m *Model) NewDecoder(maxTokens, maxSeqs int) (*Decoder, error) {
 	d.last, d.lastNorm, d.logits, d.logprob = f(S*C), f(S*C), f(S*V), f(S)
 	d.hostIDs, d.hostPos = make([]int32, T), make([]int32, T)
 	d.kCaches, d.vCaches, d.kvLens = make([]kernels.Buf, S), make([]kernels.Buf, S), make([]int32, S)
+	if T > kernels.FewRows {
+		d.newPackedWeights()
+	}
 	return d, nil
 }
 
@@ -179,6 +239,13 @@ func (d *Decoder) Step(in []DecodeInput) error {
 	}
 	d.ids.CopyFromI32(d.hostIDs[:T])
 	d.pos.CopyFromI32(d.hostPos[:T])
+	var lmHeadPacked kernels.Buf
+	if d.packed != nil {
+		if d.packed.version != d.m.version {
+			d.repack()
+		}
+		lmHeadPacked = d.packed.lmHead
+	}
 
 	C := c.HiddenSize
 	kernels.EmbeddingForward(d.x, d.ids, d.m.w.embed, T, C)
@@ -193,7 +260,7 @@ func (d *Decoder) Step(in []DecodeInput) error {
 	}
 	S := len(in)
 	kernels.RMSNormForward(d.lastNorm, kernels.Buf{}, d.last, d.m.w.finalNorm, S, C, float32(c.RMSNormEps))
-	kernels.LinearForward(d.logits, d.lastNorm, d.m.w.lmHead, kernels.Buf{}, S, C, c.VocabSize)
+	linear(d.logits, d.lastNorm, d.m.w.lmHead, lmHeadPacked, kernels.Buf{}, S, C, c.VocabSize)
 	for _, s := range in {
 		s.Cache.length += len(s.Tokens)
 	}
@@ -209,15 +276,19 @@ func (d *Decoder) layer(l int, in []DecodeInput, T int) {
 	C, I, Q, KV := c.HiddenSize, c.IntermediateSize, c.QDim(), c.KVDim()
 	nh, nkv, hd := c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim
 	eps, theta := float32(c.RMSNormEps), float32(c.RopeTheta)
+	var p packedLayer
+	if d.packed != nil {
+		p = d.packed.layers[l]
+	}
 
 	kernels.RMSNormForward(d.ln, kernels.Buf{}, d.x, w.inNorm, T, C, eps)
 	q, k := d.q, d.k
 	if c.QKNorm() {
 		q, k = d.qRaw, d.kRaw
 	}
-	kernels.LinearForward(q, d.ln, w.q, w.qb, T, C, Q)
-	kernels.LinearForward(k, d.ln, w.k, w.kb, T, C, KV)
-	kernels.LinearForward(d.v, d.ln, w.v, w.vb, T, C, KV)
+	linear(q, d.ln, w.q, p.q, w.qb, T, C, Q)
+	linear(k, d.ln, w.k, p.k, w.kb, T, C, KV)
+	linear(d.v, d.ln, w.v, p.v, w.vb, T, C, KV)
 	if c.QKNorm() {
 		kernels.RMSNormForward(d.q, kernels.Buf{}, d.qRaw, w.qNorm, T*nh, hd, eps)
 		kernels.RMSNormForward(d.k, kernels.Buf{}, d.kRaw, w.kNorm, T*nkv, hd, eps)
@@ -236,14 +307,14 @@ func (d *Decoder) layer(l int, in []DecodeInput, T int) {
 	} else {
 		d.prefillAttention(l, in)
 	}
-	kernels.LinearForward(d.mid, d.att, w.o, w.ob, T, Q, C)
+	linear(d.mid, d.att, w.o, p.o, w.ob, T, Q, C)
 	kernels.Add(d.mid, d.x, T*C)
 
 	kernels.RMSNormForward(d.ln, kernels.Buf{}, d.mid, w.postNorm, T, C, eps)
-	kernels.LinearForward(d.gate, d.ln, w.gate, kernels.Buf{}, T, C, I)
-	kernels.LinearForward(d.up, d.ln, w.up, kernels.Buf{}, T, C, I)
+	linear(d.gate, d.ln, w.gate, p.gate, kernels.Buf{}, T, C, I)
+	linear(d.up, d.ln, w.up, p.up, kernels.Buf{}, T, C, I)
 	kernels.SwiGLUForward(d.swiglu, d.gate, d.up, T*I)
-	kernels.LinearForward(d.x, d.swiglu, w.down, kernels.Buf{}, T, I, C)
+	linear(d.x, d.swiglu, w.down, p.down, kernels.Buf{}, T, I, C)
 	kernels.Add(d.x, d.mid, T*C)
 }
 

@@ -15,6 +15,13 @@ func decodeLogProbs(t *testing.T, m *Model, b *Batch, prefill int) []float32 {
 		t.Fatal(err)
 	}
 	defer d.Close()
+	return decodeWith(t, m, d, b, prefill)
+}
+
+// decodeWith is decodeLogProbs on an existing decoder.
+func decodeWith(t *testing.T, m *Model, d *Decoder, b *Batch, prefill int) []float32 {
+	t.Helper()
+	var err error
 	caches := make([]*KVCache, b.B)
 	for r := range caches {
 		if caches[r], err = m.NewKVCache(b.L); err != nil {
@@ -84,6 +91,62 @@ func TestDecodeMatchesForward(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A decoder made before a training step decodes with the new weights after it: its packed copies
+// of the matrices follow the optimizer's update (and WeightsChanged after a direct write).
+func TestDecoderFollowsWeightChanges(t *testing.T) {
+	c := microConfig("qwen3", false)
+	m, err := New(c, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	b := randomBatch(c, 3, 12, 7)
+	d, err := m.NewDecoder(b.B*b.L, b.B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if d.packed == nil {
+		t.Fatal("a decoder for steps of 36 tokens keeps no packed weights")
+	}
+	check := func(when string) {
+		want, err := m.Forward(&Batch{B: b.B, L: b.L, IDs: b.IDs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := decodeWith(t, m, d, b, 10) // a 30-token prefill step uses the packed weights
+		var worst float64
+		for i := range got {
+			if i%b.L >= 10 {
+				worst = max(worst, math.Abs(float64(got[i]-want.LogProbs[i])))
+			}
+		}
+		if worst > 1e-4 {
+			t.Errorf("%s: max |decode − forward| logprob = %g", when, worst)
+		}
+	}
+	check("before training")
+	opt := m.NewOptimizer(AdamWConfig{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.1})
+	defer opt.Close()
+	m.ZeroGrads()
+	if _, err := m.ForwardBackward(b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := opt.Update(0.05); err != nil {
+		t.Fatal(err)
+	}
+	check("after an optimizer step")
+	randomizeVectors(m, 9) // norms only: packing does not involve them, but the version must move
+	host := make([]float32, m.Params.Size)
+	m.Params.All.CopyTo(host)
+	for i := range host {
+		host[i] *= 1.5
+	}
+	m.Params.All.CopyFrom(host)
+	m.WeightsChanged()
+	check("after a direct write")
 }
 
 // Sequences of different lengths in one step (a prefill beside decodes) give the logits each

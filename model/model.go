@@ -37,7 +37,16 @@ type Model struct {
 
 	w, g weights
 	act  *activations
+
+	// version counts changes of the weights (WeightsChanged); decoders re-derive what they
+	// precomputed from them when it moves.
+	version uint64
 }
+
+// WeightsChanged tells the model's decoders that Params were written (the optimizer calls it; so
+// must code that writes Params directly, such as a weight sync), so that they repack the weights
+// they keep in their kernel's layout before their next step.
+func (m *Model) WeightsChanged() { m.version++ }
 
 // New returns a model with freshly initialized weights: normal(0, std) matrices with
 // std = config.InitializerRange (0.02 when unset), norm weights 1, biases 0, deterministic in seed.

@@ -77,5 +77,6 @@ func (o *Optimizer) Update(lr float64) (StepStats, error) {
 		kernels.AdamW(p.All.Slice(decayed, rest), g.All.Slice(decayed, rest), o.M.All.Slice(decayed, rest),
 			o.V.All.Slice(decayed, rest), rest, float32(lr), c.Beta1, c.Beta2, c.Eps, 0, scale, o.Step)
 	}
+	o.model.WeightsChanged()
 	return st, nil
 }

@@ -135,22 +135,26 @@ type choice struct {
 	stop     string // the stop string that ended it, if any
 }
 
+// samples is n copies of req, the i-th seeded seed+i when req has a seed (OpenAI's n with seed).
+func samples(req engine.Request, n int) []engine.Request {
+	reqs := make([]engine.Request, n)
+	for i := range reqs {
+		reqs[i] = req
+		if req.Sampling.Seed != nil {
+			seed := *req.Sampling.Seed + uint64(i)
+			reqs[i].Sampling.Seed = &seed
+		}
+	}
+	return reqs
+}
+
 // generate runs n sequences of req (seeds seed, seed+1, … when a seed is given) and waits for all.
 func (s *Server) generate(ctx context.Context, req engine.Request, n int) ([]choice, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // frees every sequence if one fails
-	seqs := make([]*engine.Sequence, n)
-	for i := range seqs {
-		r := req
-		if req.Sampling.Seed != nil {
-			seed := *req.Sampling.Seed + uint64(i)
-			r.Sampling.Seed = &seed
-		}
-		seq, err := s.eng.Submit(ctx, r)
-		if err != nil {
-			return nil, err
-		}
-		seqs[i] = seq
+	seqs, err := s.eng.SubmitAll(ctx, samples(req, n))
+	if err != nil {
+		return nil, err
 	}
 	out := make([]choice, n)
 	for i, seq := range seqs {

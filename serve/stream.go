@@ -93,22 +93,10 @@ func (s *Server) streamSequences(r *http.Request, req engine.Request, n int, hol
 	}
 	ctx := r.Context()
 	var wg sync.WaitGroup
-	seqs := make([]*engine.Sequence, n)
-	for i := range seqs {
-		er := req
-		if req.Sampling.Seed != nil {
-			seed := *req.Sampling.Seed + uint64(i)
-			er.Sampling.Seed = &seed
-		}
-		seq, err := s.eng.Submit(ctx, er)
-		if err != nil {
-			sseError(sse, err)
-			for _, q := range seqs[:i] {
-				q.Cancel()
-			}
-			return
-		}
-		seqs[i] = seq
+	seqs, err := s.eng.SubmitAll(ctx, samples(req, n))
+	if err != nil {
+		sseError(sse, err)
+		return
 	}
 	for i, seq := range seqs {
 		wg.Add(1)

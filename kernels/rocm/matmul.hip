@@ -98,6 +98,16 @@ void gk_linear_forward(float *y, const float *x, const float *W, const float *b,
     gk_sgemm(0, 1, T, out, in, 1.0f, x, in, W, in, b ? 1.0f : 0.0f, y, out);
 }
 
+/* No prepacking on ROCm: the GEMM reads W in place, so the packed form is an empty header. */
+long gk_linear_packed_floats(int in, int out) { return 16; }
+
+void gk_linear_pack(float *Wp, const float *W, int in, int out) {}
+
+void gk_linear_forward_packed(float *y, const float *x, const float *W, const float *Wp, const float *b, int T, int in,
+                              int out) {
+    gk_linear_forward(y, x, W, b, T, in, out);
+}
+
 void gk_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x, const float *W,
                         int T, int in, int out) {
     gk_rocm_bind();

@@ -1,0 +1,103 @@
+//go:build !rocm
+
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// TestLinearForwardPackedIsBitIdentical checks, for every SGEMM kernel this CPU runs, that the
+// packed forward gives exactly LinearForward's bits, over shapes with partial panels, several K
+// slices and the few-rows path; and that weights packed under another kernel still give them.
+func TestLinearForwardPackedIsBitIdentical(t *testing.T) {
+	defer useSGEMMKernel("")
+	r := rand.New(rand.NewPCG(9, 10))
+	kernelNames := sgemmKernels()
+	for ki, kernel := range kernelNames {
+		if err := useSGEMMKernel(kernel); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []struct{ T, in, out int }{{1, 7, 6}, {8, 33, 37}, {9, 33, 37}, {64, 389, 70}, {300, 800, 1100}} {
+			for _, withBias := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/T%d_in%d_out%d_bias%v", kernel, s.T, s.in, s.out, withBias), func(t *testing.T) {
+					x, w := buf(t, randn(r, s.T*s.in, 1)), buf(t, randn(r, s.out*s.in, 1))
+					b := Buf{}
+					if withBias {
+						b = buf(t, randn(r, s.out, 1))
+					}
+					want, got := zeros(t, s.T*s.out), zeros(t, s.T*s.out)
+					LinearForward(want, x, w, b, s.T, s.in, s.out)
+					wp := Alloc(PackedLinearFloats(s.in, s.out))
+					defer wp.Free()
+					PackLinear(wp, w, s.in, s.out)
+					LinearForwardPacked(got, x, w, wp, b, s.T, s.in, s.out)
+					same(t, read(got), read(want))
+					if len(kernelNames) > 1 { // packed for this kernel, used under another: W is used
+						other := kernelNames[(ki+1)%len(kernelNames)]
+						if err := useSGEMMKernel(other); err != nil {
+							t.Fatal(err)
+						}
+						LinearForward(want, x, w, b, s.T, s.in, s.out)
+						LinearForwardPacked(got, x, w, wp, b, s.T, s.in, s.out)
+						same(t, read(got), read(want))
+						if err := useSGEMMKernel(kernel); err != nil {
+							t.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+func same(t *testing.T, got, want []float64) {
+	t.Helper()
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("element %d: packed %v, unpacked %v", i, got[i], want[i])
+		}
+	}
+}
+
+// BenchmarkLinearForwardPacked times one decode step's linear layers at batch 64 on the small
+// preset's shapes: LinearForward (packs w on every call) beside LinearForwardPacked, alternating,
+// from each one's fastest call; reports GFLOP/s of both and their ratio (packed / unpacked).
+func BenchmarkLinearForwardPacked(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, s := range []struct {
+		name       string
+		T, in, out int
+	}{{"up_64x512x1536", 64, 512, 1536}, {"down_64x1536x512", 64, 1536, 512}, {"lm_head_64x512x32000", 64, 512, 32000},
+		{"prefill_up_512x512x1536", 512, 512, 1536}} {
+		b.Run(s.name, func(b *testing.B) {
+			x, w, y := buf(b, randn(r, s.T*s.in, 1)), buf(b, randn(r, s.out*s.in, 1)), zeros(b, s.T*s.out)
+			wp := Alloc(PackedLinearFloats(s.in, s.out))
+			defer wp.Free()
+			PackLinear(wp, w, s.in, s.out)
+			flops := 2 * float64(s.T) * float64(s.in) * float64(s.out)
+			plain, packed := bestOf(b, func() { LinearForward(y, x, w, Buf{}, s.T, s.in, s.out) },
+				func() { LinearForwardPacked(y, x, w, wp, Buf{}, s.T, s.in, s.out) })
+			b.ReportMetric(flops/plain.Seconds()/1e9, "unpacked-GFLOP/s")
+			b.ReportMetric(flops/packed.Seconds()/1e9, "packed-GFLOP/s")
+			b.ReportMetric(plain.Seconds()/packed.Seconds(), "ratio")
+		})
+	}
+}
+
+// bestOf runs f and g alternately b.N times and returns each one's fastest time.
+func bestOf(b *testing.B, f, g func()) (tf, tg time.Duration) {
+	tf, tg = time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
+	for range b.N {
+		t0 := time.Now()
+		f()
+		tf = min(tf, time.Since(t0))
+		t0 = time.Now()
+		g()
+		tg = min(tg, time.Since(t0))
+	}
+	return tf, tg
+}
