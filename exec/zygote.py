@@ -391,7 +391,7 @@ def run_stateless(req):
             compiled = None  # the child compiles it again and reports the error or warning
     quiet = select.poll()
     quiet.register(CTL_IN, select.POLLIN)
-    pid = fork()
+    pid = fork("random" in req["code"])
     if pid == 0:
         code = 2
         try:
@@ -627,11 +627,15 @@ def run_once():
 # ---------------------------------------------------------------- fork cost
 
 
-def reseed():
-    """Gives a forked child its own random streams (else every call would draw the same numbers)."""
+def reseed(numpy_too=True):
+    """Gives a forked child its own random streams (else every call would draw the same numbers).
+    Reseeding numpy's global generator writes ~170 pages (~2 ms of copy-on-write faults on a VM), so
+    a stateless call pays for it only when its code can reach it, which takes the word "random"
+    (numpy.random, np.random, from numpy.random import ...). Python's own `random` is always
+    reseeded: libraries (sympy among them) draw from it without the code naming it, and it is cheap."""
     if "random" in sys.modules:
         sys.modules["random"].seed()
-    if "numpy.random" in sys.modules:
+    if numpy_too and "numpy.random" in sys.modules:
         try:
             sys.modules["numpy.random"].seed()
         except Exception:
@@ -650,15 +654,15 @@ def make_fork():
         libc_fork.restype = ctypes.c_int
         libc_fork.argtypes = []
     except Exception:
-        return os.fork
+        return lambda numpy_random=True: os.fork()
 
-    def fork():
+    def fork(numpy_random=True):
         pid = libc_fork()
         if pid < 0:
             err = ctypes.get_errno()
             raise OSError(err, os.strerror(err))
         if pid == 0:
-            reseed()
+            reseed(numpy_random)
         return pid
 
     return fork
