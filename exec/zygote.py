@@ -1,21 +1,40 @@
-# gorstar exec zygote: a warm Python process that runs inside the sandbox, pre-imports the allowed
-# modules and forks one child per call. It talks to Go over its stdin/stdout with frames of a
-# 4-byte big-endian length followed by a JSON object. It never runs user code itself.
+# gorstar exec zygote: the warm Python side of a sandbox worker. Two processes run inside the
+# sandbox, and neither ever runs user code itself:
 #
-# Go -> zygote:  {"op": "run", "id", "code", "stdin", "session", limits...}
-#                {"op": "kill", "id"}            (the wall-clock deadline passed, or the caller left)
-#                {"op": "close_session", "session"}
-# zygote -> Go:  {"op": "ready", "pid", "missing": [...]}
-#                {"op": "result", "id", "status", "stdout", "stderr", "exit_code", ...}
+# - the supervisor (the process Go starts) talks to Go over its stdin/stdout with frames of a
+#   4-byte big-endian length followed by a JSON object, and does all of a call's bookkeeping:
+#   compiling the code, the call's pipes, collecting output, limits on output, kills, sweeping
+#   leftover processes, wiping /tmp, sessions, the result;
+# - the template, the supervisor's only child, imports the allowed modules and then only forks:
+#   one child per call, which runs the call with the pipes and limits the supervisor chose.
+#
+# Every page a process writes after a fork costs a copy-on-write fault (5-8 µs on a VM), and a fork
+# makes every page of the template read-only again. So the template's loop does as little as it
+# can: receive a request (a marshalled tuple) with the call's file descriptors over a socket, fork,
+# report the pid, and report the exit status when the child ends. The bookkeeping runs in the
+# supervisor, which never forks a call and so writes its own pages without faults.
+#
+# Go -> supervisor:  {"op": "run", "id", "code", "stdin", "session", limits...}
+#                    {"op": "kill", "id"}            (the wall-clock deadline passed, or the caller left)
+#                    {"op": "close_session", "session"}
+# supervisor -> Go:  {"op": "ready", "pid", "missing": [...]}
+#                    {"op": "result", "id", "status", "stdout", "stderr", "exit_code", ...}
+# supervisor -> template (socket, SCM_RIGHTS): marshal of ("run" | "session", uid, memory bytes,
+#                    cpu s, max processes, file bytes, reseed numpy, compiled code or None, source or
+#                    None (then in the last fd), directory) with the child's descriptors, which arrive
+#                    as fds 0, 1, 2, ... of the template and so of the child
+# template -> supervisor: ("ready", missing), ("pid", pid), ("exit", pid, wait status)
 import ast
 import builtins
 import gc
 import io
 import json
+import marshal
 import os
 import resource
 import select
 import signal
+import socket
 import struct
 import sys
 import time
@@ -33,7 +52,7 @@ TMP = CONF.get("tmp_dir", "")
 CTL_IN, CTL_OUT = 0, 1
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
-# Run once in the zygote after the imports, so that modules a library loads lazily on first use
+# Run once in the template after the imports, so that modules a library loads lazily on first use
 # (and its caches) are already in the memory every child inherits.
 WARMUP = {
     "sympy": "x = sympy.Symbol('x')\nsympy.factor(x**4 - 1); sympy.expand((x + 2)**5)\n"
@@ -41,6 +60,13 @@ WARMUP = {
              "sympy.integrate(x**2, (x, 0, 3)); sympy.Rational(1, 3) + sympy.sqrt(8); sympy.isprime(97)\n",
     "numpy": "a = numpy.arange(12.0).reshape(3, 4); (a @ a.T).sum(); numpy.linalg.det(numpy.eye(3))\n",
 }
+
+# Code up to this size is compiled by the supervisor (compiling in a child would write hundreds of
+# its pages, each a fault) and reaches the child marshalled; larger or invalid code, or code that
+# compiles with a warning (the warning is the call's output), is compiled in the child.
+PRECOMPILE_MAX_CHARS = 64 << 10
+# Source longer than this travels in a memfd instead of the request (a socket message is bounded).
+INLINE_SOURCE_MAX = 96 << 10
 
 
 def read_exact(fd, n):
@@ -96,18 +122,6 @@ def compile_cell(code):
     return compile(tree, "<code>", "exec"), last
 
 
-# Stateless calls up to this size are compiled in the zygote before the fork: parsing and
-# compiling write hundreds of pages, each a copy-on-write fault (~7 µs on a VM) in a child but
-# nearly free in the zygote, whose pages are its own again once the previous child has exited.
-# Compiling is bounded by the source's size (CPython folds constants only up to small sizes), so
-# a size cap bounds what the zygote spends; larger or invalid code is compiled in the child.
-PRECOMPILE_MAX_CHARS = 64 << 10
-
-# How long the zygote waits, doing nothing, for a stateless child to exit before it starts reading
-# the child's output as it comes (a child with more output than a pipe holds waits that long).
-QUIET_MS = 20
-
-
 def harness(code, g, compiled=None):
     """Runs code like a notebook cell in globals g; returns the exit code (0 ok, 1 error).
     compiled is compile_cell(code) when the zygote already compiled it."""
@@ -148,8 +162,20 @@ def flush_stdio():
             pass
 
 
+
+def globals_dict():
+    return {"__name__": "__main__", "__builtins__": builtins}
+
+
+# ---------------------------------------------------------------- the template
+
+
+TEMPLATE_SOCK = 10  # the template's end of the socket to the supervisor
+TEMPLATE_DIAG = 11  # the supervisor's stderr, for the template's last words
+VM_BYTES = 0  # the template's address-space size; a child's limit is this plus the call's memory
+
+
 def vm_size():
-    """The zygote's address-space size; a child's limit is this plus the call's memory."""
     fd = os.open("/proc/self/statm", os.O_RDONLY)
     try:
         return int(os.read(fd, 200).split()[0]) * PAGE
@@ -157,35 +183,222 @@ def vm_size():
         os.close(fd)
 
 
-def enter_child(uid, req, workdir, vm_bytes):
-    """Common set-up of a forked child: own process group, limits, an unprivileged uid. Kept
-    lean: every page a child writes is a copy-on-write fault."""
+def enter_child(req, nfds):
+    """The child's set-up before user code: its own session, limits, an unprivileged uid. Its
+    descriptors 0..nfds-1 are the call's; everything above is the template's and is closed. Kept
+    to a few calls: each Python call writes pages (faults)."""
+    kind, uid, memory, cpu_s, max_procs, file_bytes = req[:6]
+    os.closerange(nfds, 1 << 16)
     os.setsid()
-    lim = [
-        (resource.RLIMIT_AS, vm_bytes + req["memory_mb"] * (1 << 20)),
-        (resource.RLIMIT_FSIZE, req["file_mb"] * (1 << 20)),
-        (resource.RLIMIT_CORE, 0),
-    ]
-    if req["cpu_s"] > 0:
-        lim.append((resource.RLIMIT_CPU, req["cpu_s"]))
-    if DROP and req["max_procs"] > 0:
-        lim.append((resource.RLIMIT_NPROC, req["max_procs"]))
-    for what, value in lim:
-        resource.setrlimit(what, (value, value))
+    setrlimit = resource.setrlimit
+    setrlimit(resource.RLIMIT_AS, (VM_BYTES + memory, VM_BYTES + memory))
+    setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+    if cpu_s > 0:
+        setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
+    if DROP and max_procs > 0:
+        setrlimit(resource.RLIMIT_NPROC, (max_procs, max_procs))
     if DROP:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
-    os.chdir(workdir)
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if req[9]:
+        os.chdir(req[9])
 
 
-def globals_dict():
-    return {"__name__": "__main__", "__builtins__": builtins}
+def call_child(req, nfds):
+    """A stateless call: fds 0, 1, 2 are its stdin, stdout and stderr (and 3 the source, when the
+    request does not carry it). sys.stdin/stdout/stderr already wrap fds 0, 1 and 2 and the
+    template never wrote through them, so their buffers are empty: no new objects are needed."""
+    code = 2
+    try:
+        enter_child(req, nfds)
+        compiled, source = req[7], req[8]
+        if source is None:
+            with open(3, "rb") as f:
+                source = f.read().decode("utf-8", errors="replace")
+        code = harness(source, globals_dict(), marshal.loads(compiled) if compiled else None)
+    except BaseException:
+        pass
+    flush_stdio()
+    os._exit(code)
 
 
-# ---------------------------------------------------------------- process hygiene (zygote)
+def session_child(req, nfds):
+    """A session: a live interpreter that runs each request in the same globals. fd 0 is
+    /dev/null, 1 and 2 its output, 3 its requests, 4 where it reports each request's end."""
+    try:
+        enter_child(req, nfds)
+        g = globals_dict()
+        while True:
+            try:
+                r = read_msg(3)
+            except EOFError:
+                os._exit(0)
+            fresh_stdio(r.get("stdin") or "")
+            code = harness(r["code"], g)
+            flush_stdio()
+            write_msg({"exit_code": code}, 4)
+    except BaseException:
+        pass
+    os._exit(2)
+
+
+def template_main(sock):
+    """The template's life: import, warm up, freeze, then fork on request until the socket ends."""
+    global fork, VM_BYTES
+    os.dup2(sock.fileno(), TEMPLATE_SOCK)
+    os.dup2(2, TEMPLATE_DIAG)
+    sock.close()
+    os.closerange(0, TEMPLATE_SOCK)  # descriptors arrive as 0, 1, 2, ...: the lowest free ones
+    sock = socket.socket(fileno=TEMPLATE_SOCK)
+    if TMP:
+        os.chdir(TMP)
+    fork = make_fork()
+    missing = []
+    for mod in CONF["modules"]:
+        try:
+            __import__(mod)
+        except Exception:
+            missing.append(mod)
+            continue
+        if mod in WARMUP:
+            try:
+                exec(WARMUP[mod], {mod: sys.modules[mod]})
+            except Exception:
+                pass
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    gc.collect()
+    gc.freeze()  # keep the imported heap shared between the template and its children
+    collapse_heap_into_huge_pages()
+    VM_BYTES = vm_size()
+    send, recv_fds, loads, dumps = sock.send, socket.recv_fds, marshal.loads, marshal.dumps
+    from fcntl import fcntl, F_DUPFD
+    send(dumps(("ready", missing)))
+    poller = select.poll()
+    poller.register(TEMPLATE_SOCK, select.POLLIN)
+    live = {}  # pidfd -> pid
+    calls = 0
+    try:
+        while True:
+            for fd, _ in poller.poll():
+                if fd != TEMPLATE_SOCK:
+                    pid = live.pop(fd)
+                    poller.unregister(fd)
+                    os.close(fd)
+                    _, status = os.waitpid(pid, 0)
+                    send(dumps(("exit", pid, status, "")))
+                    continue
+                msg, fds, _, _ = recv_fds(sock, 1 << 17, 8)
+                if not msg:
+                    return
+                req = loads(msg)
+                calls += 1
+                if calls % RECOLLAPSE_EVERY == 0:
+                    collapse_heap_into_huge_pages()
+                    VM_BYTES = vm_size()
+                pid = fork(req[6])
+                if pid == 0:
+                    (call_child if req[0] == "run" else session_child)(req, len(fds))
+                if req[0] == "run" and OWN_PIDNS:
+                    # Keep still while the call runs: a page written now would be shared with the
+                    # child, so the write would split the template's huge page there and the next
+                    # fork would copy 512 page-table entries instead of one. The supervisor ends
+                    # the call by uid when it must, and learns the pid with the exit.
+                    status = os.waitpid(pid, 0)[1]
+                    os.closerange(0, len(fds))
+                    send(dumps(("exit", pid, status, "run")))
+                    continue
+                os.closerange(0, len(fds))
+                # Above the descriptors the next request brings, which must arrive as 0, 1, 2, ...
+                low = os.pidfd_open(pid)
+                pidfd = fcntl(low, F_DUPFD, TEMPLATE_SOCK + 2)
+                os.close(low)
+                live[pidfd] = pid
+                poller.register(pidfd, select.POLLIN)
+                send(dumps(("pid", pid)))
+    except BaseException as e:
+        os.write(TEMPLATE_DIAG, ("gorstar zygote template: %s: %s\n" % (type(e).__name__, e)).encode())
+    finally:
+        os._exit(1)
+
+
+
+# ---------------------------------------------------------------- fork cost (template)
+
+
+def reseed(numpy_too=True):
+    """Gives a forked child its own random streams (else every call would draw the same numbers).
+    Reseeding numpy's global generator writes ~170 pages (~2 ms of copy-on-write faults on a VM), so
+    a stateless call pays for it only when its code can reach it, which takes the word "random"
+    (numpy.random, np.random, from numpy.random import ...). Python's own `random` is always
+    reseeded: libraries (sympy among them) draw from it without the code naming it, and it is cheap."""
+    if "random" in sys.modules:
+        sys.modules["random"].seed()
+    if numpy_too and "numpy.random" in sys.modules:
+        try:
+            sys.modules["numpy.random"].seed()
+        except Exception:
+            pass
+
+
+def make_fork():
+    """Returns the fork used for calls. os.fork() re-initialises the interpreter's threading state
+    in the child and runs every registered at-fork hook, which writes ~200 pages (each a
+    copy-on-write fault, ~1.5 ms on a VM). The zygote is single-threaded and holds the GIL
+    throughout (PyDLL does not release it), so a plain libc fork is safe; the one hook that
+    matters, reseeding `random`, is done by hand so that calls do not share random streams."""
+    import ctypes
+    try:
+        libc_fork = ctypes.PyDLL(None, use_errno=True).fork
+        libc_fork.restype = ctypes.c_int
+        libc_fork.argtypes = []
+    except Exception:
+        return lambda numpy_random=True: os.fork()
+
+    def fork(numpy_random=True):
+        pid = libc_fork()
+        if pid < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+        if pid == 0:
+            reseed(numpy_random)
+        return pid
+
+    return fork
+
+
+fork = None  # make_fork(), set by main(): the baseline's one-call interpreter never loads ctypes
+
+
+def collapse_heap_into_huge_pages():
+    """Asks the kernel to back the zygote's anonymous memory with 2 MiB pages (MADV_COLLAPSE, Linux
+    6.1+): fork then copies one entry per 2 MiB instead of 512, which on virtual machines more than
+    halves the cost of each call's fork and exit. Best effort: nothing happens where it is missing."""
+    import ctypes
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        huge = 1 << 21
+        for line in open("/proc/self/maps"):
+            f = line.split()
+            if len(f) < 2 or not f[1].startswith("rw") or (len(f) >= 6 and f[5] != "[heap]"):
+                continue
+            lo, hi = (int(v, 16) for v in f[0].split("-"))
+            lo, hi = (lo + huge - 1) & ~(huge - 1), hi & ~(huge - 1)
+            if hi - lo >= huge:
+                libc.madvise(lo, hi - lo, 14)  # MADV_HUGEPAGE: later growth too
+                libc.madvise(lo, hi - lo, 25)  # MADV_COLLAPSE: now
+    except Exception:
+        pass
+
+
+# Writes after a fork split some of the zygote's huge pages back into small ones (a page still
+# shared with a child, or briefly pinned by the kernel, cannot be reused whole), and each split
+# one costs the next fork 512 page-table entries. Collapsing them again every this many calls
+# keeps fork cheap: a collapse copies only the regions that were split (~0.1-0.2 ms each).
+RECOLLAPSE_EVERY = 32
+
+# ---------------------------------------------------------------- process hygiene (supervisor)
 
 
 def live_uid_of(pid):
@@ -233,7 +446,10 @@ def kill_uid(uid, pgid=None):
 
 
 def protected_pids():
-    return {s.pid for s in sessions.values()}
+    pids = {s.pid for s in sessions.values()}
+    if template is not None:
+        pids.add(template.pid)
+    return pids
 
 
 def reap():
@@ -283,7 +499,7 @@ def clean_tmp():
             remove_tree(os.path.join(TMP, name))
 
 
-# ---------------------------------------------------------------- output collection (zygote)
+# ---------------------------------------------------------------- output collection (supervisor)
 
 
 class Output:
@@ -359,70 +575,146 @@ def result(req, status, out, exit_code, sig, fds, note=""):
             "stdout_chars": n_out, "stderr_chars": n_err, "exit_code": exit_code}
 
 
+
+# ---------------------------------------------------------------- the supervisor's template
+
+
+class Template:
+    """The supervisor's end of the template: start requests, and the exit statuses it reports."""
+
+    def __init__(self):
+        s_sock, t_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # The supervisor is small and single-threaded here: a plain fork is fine, once.
+        self.pid = os.fork()
+        if self.pid == 0:
+            s_sock.close()
+            template_main(t_sock)
+        t_sock.close()
+        self.sock = s_sock
+        self.fd = s_sock.fileno()
+        self.exits = {}  # pid -> wait status, for the pids in tracked
+        self.tracked = set()
+        self.run_exit = None  # (pid, wait status) of the last stateless call, when the template waited for it
+        msg = self.receive()
+        if msg is None or msg[0] != "ready":
+            raise RuntimeError("the template did not start")
+        self.missing = msg[1]
+
+    def receive(self):
+        """Reads one message; records exits of tracked pids. None when the template is gone."""
+        try:
+            data = self.sock.recv(1 << 16)
+        except OSError:
+            return None
+        if not data:
+            return None
+        msg = marshal.loads(data)
+        if msg[0] == "exit":
+            if msg[3] == "run":
+                self.run_exit = msg[1:3]
+            elif msg[1] in self.tracked:
+                self.exits[msg[1]] = msg[2]
+        return msg
+
+    def start(self, req, fds):
+        """Asks for a child running req with fds; returns its pid (tracked until its exit is read),
+        or None for a stateless call in a pid namespace: the template then reports only its exit
+        (run_exit)."""
+        self.run_exit = None
+        try:
+            socket.send_fds(self.sock, [marshal.dumps(req)], fds)
+        except OSError as e:
+            raise TemplateGone("the template is gone: %s" % e)
+        if req[0] == "run" and OWN_PIDNS:
+            return None
+        while True:
+            msg = self.receive()
+            if msg is None:
+                raise TemplateGone("the template is gone")
+            if msg[0] == "pid":
+                self.tracked.add(msg[1])
+                return msg[1]
+
+    def exit_of(self, pid):
+        """The wait status of pid once reported (and forgets pid), else None."""
+        status = self.exits.pop(pid, None)
+        if status is not None:
+            self.tracked.discard(pid)
+        return status
+
+    def forget(self, pid):
+        self.tracked.discard(pid)
+        self.exits.pop(pid, None)
+
+
+class TemplateGone(Exception):
+    pass
+
+
+template = None  # the Template, set by main()
+
+
+def limits_of(req, uid):
+    """(uid, memory bytes, cpu s, max processes, file bytes) of a child request."""
+    return (uid, req["memory_mb"] << 20, req["cpu_s"], req.get("max_procs") or 0, req["file_mb"] << 20)
+
+
 # ---------------------------------------------------------------- stateless calls
 
 
-def run_stateless(req):
-    data = (req.get("stdin") or "").encode()
+def stdin_pipe(text):
+    """A pipe holding the call's standard input (up to 1 MiB), its write end closed."""
+    data = (text or "").encode()[: 1 << 20]
     r_in, w_in = os.pipe()
-    try:
-        import fcntl
-        if len(data) > 65536:
+    if len(data) > 65536:
+        try:
+            import fcntl
             fcntl.fcntl(w_in, 1031, min(len(data) + 4096, 1 << 20))  # F_SETPIPE_SZ
-    except OSError:
-        pass
-    if len(data) > (1 << 20):
-        data = data[: 1 << 20]
+        except OSError:
+            pass
     try:
         os.write(w_in, data)
     except BlockingIOError:
         pass
     os.close(w_in)
+    return r_in
+
+
+def precompile(code):
+    """marshal of compile_cell(code), or None when the child must compile it (see PRECOMPILE_MAX_CHARS)."""
+    if len(code) > PRECOMPILE_MAX_CHARS:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a compile-time warning is the call's output
+            return marshal.dumps(compile_cell(code))
+    except BaseException:
+        return None
+
+
+def run_stateless(req):
+    code_text = req["code"]
+    r_in = stdin_pipe(req.get("stdin"))
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
-    vm_bytes = vm_size()
-    compiled = None
-    if len(req["code"]) <= PRECOMPILE_MAX_CHARS:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error")  # a compile-time warning is the call's output
-                compiled = compile_cell(req["code"])
-        except BaseException:
-            compiled = None  # the child compiles it again and reports the error or warning
-    quiet = select.poll()
-    quiet.register(CTL_IN, select.POLLIN)
-    pid = fork("random" in req["code"])
-    if pid == 0:
-        code = 2
-        try:
-            os.dup2(r_in, 0)
-            os.dup2(w_out, 1)
-            os.dup2(w_err, 2)
-            os.closerange(3, 1 << 16)
-            enter_child(UID_BASE, req, TMP, vm_bytes)
-            # sys.stdin/stdout/stderr already wrap fds 0, 1 and 2 (now the call's pipes), and the
-            # zygote never wrote through them, so their buffers are empty: no new objects needed.
-            code = harness(req["code"], globals_dict(), compiled)
-        except BaseException:
-            pass
-        flush_stdio()
-        os._exit(code)
-    # Keep still while the child runs: until the child exits (or QUIET_MS pass, or Go sends a
-    # message), the zygote runs no Python code. Every page it wrote now would be shared with the
-    # child, so the write would split the zygote's huge page there and the next fork would copy
-    # 512 page-table entries instead of one. Once the child is gone its pages are the zygote's
-    # alone again and the bookkeeping below writes them without splitting anything.
-    pidfd = os.pidfd_open(pid)
-    quiet.register(pidfd, select.POLLIN)
-    quiet.poll(QUIET_MS)
-    compiled = None
-    os.close(r_in)
-    os.close(w_out)
-    os.close(w_err)
+    fds = [r_in, w_out, w_err]
+    source = code_text
+    if len(code_text) > INLINE_SOURCE_MAX:
+        mfd = os.memfd_create("gorstar-code")
+        os.write(mfd, code_text.encode())
+        os.lseek(mfd, 0, os.SEEK_SET)
+        fds.append(mfd)
+        source = None
+    child_req = ("run",) + limits_of(req, UID_BASE) + ("random" in code_text, precompile(code_text), source, "")
+    try:
+        pid = template.start(child_req, fds)
+    finally:
+        for fd in fds:  # the child has its own copies
+            os.close(fd)
     out = Output(req["output_bytes"])
     killed = over = False
     poller = select.poll()
-    for fd in (r_out, r_err, pidfd, CTL_IN):
+    for fd in (r_out, r_err, template.fd, CTL_IN):
         poller.register(fd, select.POLLIN)
     open_fds = {r_out, r_err}
     exited = None
@@ -435,12 +727,17 @@ def run_stateless(req):
                     kill_uid(UID_BASE, pid)
                 elif msg.get("op") == "close_session":
                     pending.append(msg)
-            elif fd == pidfd:
-                poller.unregister(pidfd)
-                _, wstatus = os.waitpid(pid, 0)
-                exited = wstatus
-                # Leftover processes of this call could hold the pipes open: end them now.
-                kill_uid(UID_BASE)
+            elif fd == template.fd:
+                if template.receive() is None:
+                    raise TemplateGone("the template ended during a call")
+                if exited is None:
+                    if pid is None and template.run_exit is not None:
+                        pid, exited = template.run_exit
+                    elif pid is not None:
+                        exited = template.exit_of(pid)
+                    if exited is not None:
+                        # Leftover processes of this call could hold the pipes open: end them now.
+                        kill_uid(UID_BASE)
             else:
                 data = os.read(fd, 65536)
                 if not data:
@@ -450,7 +747,6 @@ def run_stateless(req):
                 elif out.add(fd, data) and not over:
                     over = True
                     kill_uid(UID_BASE, pid)
-    os.close(pidfd)
     reap()
     clean_tmp()
     code, sig = exit_status(exited)
@@ -489,7 +785,8 @@ def end_session(name):
     if s is None:
         return
     kill_uid(s.uid, s.pid)
-    for fd in (s.ctl_w, s.done_r, s.out_r, s.err_r, s.pidfd):
+    template.forget(s.pid)
+    for fd in (s.ctl_w, s.done_r, s.out_r, s.err_r):
         try:
             os.close(fd)
         except OSError:
@@ -497,20 +794,6 @@ def end_session(name):
     reap()
     if TMP:
         remove_tree(os.path.join(TMP, s.dirname))
-
-
-def session_main(s, ctl_r, done_w):
-    """The session process: a live interpreter that runs each request in the same globals."""
-    g = globals_dict()
-    while True:
-        try:
-            req = read_msg(ctl_r)
-        except EOFError:
-            os._exit(0)
-        fresh_stdio(req.get("stdin") or "")
-        code = harness(req["code"], g)
-        flush_stdio()
-        write_msg({"exit_code": code}, done_w)
 
 
 def start_session(name, req):
@@ -525,28 +808,16 @@ def start_session(name, req):
     s.done_r, done_w = os.pipe()
     s.out_r, out_w = os.pipe()
     s.err_r, err_w = os.pipe()
-    vm_bytes = vm_size()
-    pid = fork()
-    if pid == 0:
-        try:
-            null = os.open("/dev/null", os.O_RDONLY)
-            os.dup2(null, 0)
-            os.dup2(out_w, 1)
-            os.dup2(err_w, 2)
-            os.dup2(ctl_r, 3)
-            os.dup2(done_w, 4)
-            os.closerange(5, 1 << 16)
-            req = dict(req)
-            req["cpu_s"] = 0  # per call CPU time is not separable in a live process; the wall clock rules
-            enter_child(s.uid, req, path, vm_bytes)
-            session_main(s, 3, 4)
-        except BaseException:
-            pass
-        os._exit(2)
-    for fd in (ctl_r, done_w, out_w, err_w):
-        os.close(fd)
-    s.pid = pid
-    s.pidfd = os.pidfd_open(pid)
+    null = os.open("/dev/null", os.O_RDONLY)
+    # Per-call CPU time is not separable in a live process; the wall clock rules.
+    limits = limits_of(req, s.uid)
+    child_req = ("session",) + limits[:2] + (0,) + limits[3:] + (True, None, None, path)
+    fds = [null, out_w, err_w, ctl_r, done_w]
+    try:
+        s.pid = template.start(child_req, fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
     sessions[name] = s
     return s
 
@@ -560,7 +831,7 @@ def run_session(req):
     write_msg({"code": req["code"], "stdin": req.get("stdin") or ""}, s.ctl_w)
     out = Output(req["output_bytes"])
     poller = select.poll()
-    for fd in (s.out_r, s.err_r, s.done_r, s.pidfd, CTL_IN):
+    for fd in (s.out_r, s.err_r, s.done_r, template.fd, CTL_IN):
         poller.register(fd, select.POLLIN)
     killed = over = False
     code = sig = None
@@ -575,8 +846,11 @@ def run_session(req):
                     pending.append(msg)
             elif fd == s.done_r:
                 code = read_msg(s.done_r)["exit_code"]
-            elif fd == s.pidfd:
-                dead = True
+            elif fd == template.fd:
+                if template.receive() is None:
+                    raise TemplateGone("the template ended during a session call")
+                if s.pid in template.exits:
+                    dead = True
             else:
                 data = os.read(fd, 65536)
                 if data and out.add(fd, data) and not over:
@@ -586,11 +860,12 @@ def run_session(req):
     fds = (s.out_r, s.err_r)
     if dead:
         kill_uid(s.uid, s.pid)
-        try:
-            _, wstatus = os.waitpid(s.pid, 0)
-            code, sig = exit_status(wstatus)
-        except ChildProcessError:
-            code, sig = -9, 9
+        status = template.exit_of(s.pid)
+        while status is None:  # the template reports the exit once the process is gone
+            if template.receive() is None:
+                raise TemplateGone("the template ended during a session call")
+            status = template.exit_of(s.pid)
+        code, sig = exit_status(status)
         end_session(name)
         res = result(req, classify(code, sig, killed, over, out, s.err_r), out, code, sig, fds,
                      "" if killed or over else "The session ended; its state is lost.\n")
@@ -624,88 +899,13 @@ def run_once():
     os._exit(code)
 
 
-# ---------------------------------------------------------------- fork cost
-
-
-def reseed(numpy_too=True):
-    """Gives a forked child its own random streams (else every call would draw the same numbers).
-    Reseeding numpy's global generator writes ~170 pages (~2 ms of copy-on-write faults on a VM), so
-    a stateless call pays for it only when its code can reach it, which takes the word "random"
-    (numpy.random, np.random, from numpy.random import ...). Python's own `random` is always
-    reseeded: libraries (sympy among them) draw from it without the code naming it, and it is cheap."""
-    if "random" in sys.modules:
-        sys.modules["random"].seed()
-    if numpy_too and "numpy.random" in sys.modules:
-        try:
-            sys.modules["numpy.random"].seed()
-        except Exception:
-            pass
-
-
-def make_fork():
-    """Returns the fork used for calls. os.fork() re-initialises the interpreter's threading state
-    in the child and runs every registered at-fork hook, which writes ~200 pages (each a
-    copy-on-write fault, ~1.5 ms on a VM). The zygote is single-threaded and holds the GIL
-    throughout (PyDLL does not release it), so a plain libc fork is safe; the one hook that
-    matters, reseeding `random`, is done by hand so that calls do not share random streams."""
-    import ctypes
-    try:
-        libc_fork = ctypes.PyDLL(None, use_errno=True).fork
-        libc_fork.restype = ctypes.c_int
-        libc_fork.argtypes = []
-    except Exception:
-        return lambda numpy_random=True: os.fork()
-
-    def fork(numpy_random=True):
-        pid = libc_fork()
-        if pid < 0:
-            err = ctypes.get_errno()
-            raise OSError(err, os.strerror(err))
-        if pid == 0:
-            reseed(numpy_random)
-        return pid
-
-    return fork
-
-
-fork = None  # make_fork(), set by main(): the baseline's one-call interpreter never loads ctypes
-
-
-def collapse_heap_into_huge_pages():
-    """Asks the kernel to back the zygote's anonymous memory with 2 MiB pages (MADV_COLLAPSE, Linux
-    6.1+): fork then copies one entry per 2 MiB instead of 512, which on virtual machines more than
-    halves the cost of each call's fork and exit. Best effort: nothing happens where it is missing."""
-    import ctypes
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        huge = 1 << 21
-        for line in open("/proc/self/maps"):
-            f = line.split()
-            if len(f) < 2 or not f[1].startswith("rw") or (len(f) >= 6 and f[5] != "[heap]"):
-                continue
-            lo, hi = (int(v, 16) for v in f[0].split("-"))
-            lo, hi = (lo + huge - 1) & ~(huge - 1), hi & ~(huge - 1)
-            if hi - lo >= huge:
-                libc.madvise(lo, hi - lo, 14)  # MADV_HUGEPAGE: later growth too
-                libc.madvise(lo, hi - lo, 25)  # MADV_COLLAPSE: now
-    except Exception:
-        pass
-
-
-# Writes after a fork split some of the zygote's huge pages back into small ones (a page still
-# shared with a child, or briefly pinned by the kernel, cannot be reused whole), and each split
-# one costs the next fork 512 page-table entries. Collapsing them again every this many calls
-# keeps fork cheap: a collapse copies only the regions that were split (~0.1-0.2 ms each).
-RECOLLAPSE_EVERY = 32
 
 # ---------------------------------------------------------------- main loop
 
 
 def main():
-    global fork
+    global template
     import ctypes
-    fork = make_fork()
     if sys.path and sys.path[0] in ("", os.getcwd()):
         del sys.path[0]  # never import from the calls' writable directory
     try:
@@ -714,46 +914,34 @@ def main():
     except Exception:
         pass
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    missing = []
-    for mod in CONF["modules"]:
-        try:
-            __import__(mod)
-        except Exception:
-            missing.append(mod)
-            continue
-        if mod in WARMUP:
-            try:
-                exec(WARMUP[mod], {mod: sys.modules[mod]})
-            except Exception:
-                pass
-    gc.collect()
-    gc.freeze()  # keep the imported heap shared between the zygote and its children
-    collapse_heap_into_huge_pages()
-    write_msg({"op": "ready", "pid": os.getpid(), "missing": missing})
+    template = Template()
+    write_msg({"op": "ready", "pid": os.getpid(), "missing": template.missing})
     poller = select.poll()
     poller.register(CTL_IN, select.POLLIN)
-    calls_since_collapse = 0
+    poller.register(template.fd, select.POLLIN)
     while True:
         while pending:
             msg = pending.pop(0)
             end_session(msg["session"])
-        if sessions:
-            if not poller.poll(1000):
-                expire_sessions()
-                continue
+        ready = {fd for fd, _ in poller.poll(1000 if sessions else None)}
+        if template.fd in ready and template.receive() is None:
+            break  # the template is gone: Go restarts the worker
+        if CTL_IN not in ready:
+            expire_sessions()
+            continue
         try:
             msg = read_msg()
         except EOFError:
             break
         op = msg.get("op")
-        if op == "run" and not msg.get("session"):
-            calls_since_collapse += 1
-            if calls_since_collapse >= RECOLLAPSE_EVERY:
-                calls_since_collapse = 0
-                collapse_heap_into_huge_pages()
         if op == "run":
             try:
                 res = run_session(msg) if msg.get("session") else run_stateless(msg)
+            except TemplateGone as e:
+                res = {"op": "result", "id": msg["id"], "status": "internal", "stdout": "",
+                       "stderr": "zygote: %s\n" % e, "exit_code": -1, "stdout_chars": 0, "stderr_chars": 0}
+                write_msg(res)
+                break
             except Exception as e:  # a bug here must not take the worker down silently
                 res = {"op": "result", "id": msg["id"], "status": "internal", "stdout": "",
                        "stderr": "zygote: %s: %s\n" % (type(e).__name__, e), "exit_code": -1,
