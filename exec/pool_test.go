@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -90,6 +91,11 @@ func testHarnessSemantics(t *testing.T, kind string) {
 		{"preimported module", "import math\nmath.comb(10, 3)", "", StatusOK, "120\n", ""},
 		{"empty code", "", "", StatusOK, "", ""},
 		{"unicode", "print('π ≈', 3.14)", "", StatusOK, "π ≈ 3.14\n", ""},
+		// Past the size of one request to the template: the source goes in a memfd.
+		{"large source", strings.Repeat("# padding\n", 20000) + "print('end')\n1/0", "", StatusError, "end\n",
+			"ZeroDivisionError at line 20002: division by zero\n    1/0\n"},
+		// Compiled by the supervisor into more than one request holds: compiled in the child.
+		{"large compiled code", manyAssignments(4500) + "print(v4499)", "", StatusOK, "4499\n", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,4 +111,14 @@ func testHarnessSemantics(t *testing.T, kind string) {
 			}
 		})
 	}
+}
+
+// manyAssignments is n lines "v<i> = <i>" (~56 KB of source for 4500, whose code objects marshal
+// to ~110 KB, more than a template request carries).
+func manyAssignments(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "v%d = %d\n", i, i)
+	}
+	return b.String()
 }

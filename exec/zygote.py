@@ -65,8 +65,9 @@ WARMUP = {
 # its pages, each a fault) and reaches the child marshalled; larger or invalid code, or code that
 # compiles with a warning (the warning is the call's output), is compiled in the child.
 PRECOMPILE_MAX_CHARS = 64 << 10
-# Source longer than this travels in a memfd instead of the request (a socket message is bounded).
-INLINE_SOURCE_MAX = 96 << 10
+# A request to the template is one socket message, bounded by the socket's buffer (~200 KiB): past
+# this size the source travels in a memfd instead, and compiled code past it is left to the child.
+INLINE_MAX = 96 << 10
 
 
 def read_exact(fd, n):
@@ -187,7 +188,7 @@ def enter_child(req, nfds):
     """The child's set-up before user code: its own session, limits, an unprivileged uid. Its
     descriptors 0..nfds-1 are the call's; everything above is the template's and is closed. Kept
     to a few calls: each Python call writes pages (faults)."""
-    kind, uid, memory, cpu_s, max_procs, file_bytes = req[:6]
+    uid, memory, cpu_s, max_procs, file_bytes = req[1:6]
     os.closerange(nfds, 1 << 16)
     os.setsid()
     setrlimit = resource.setrlimit
@@ -288,7 +289,7 @@ def template_main(sock):
                     _, status = os.waitpid(pid, 0)
                     send(dumps(("exit", pid, status, "")))
                     continue
-                msg, fds, _, _ = recv_fds(sock, 1 << 17, 8)
+                msg, fds, _, _ = recv_fds(sock, 1 << 18, 8)
                 if not msg:
                     return
                 req = loads(msg)
@@ -698,14 +699,18 @@ def run_stateless(req):
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
     fds = [r_in, w_out, w_err]
-    source = code_text
-    if len(code_text) > INLINE_SOURCE_MAX:
+    source, compiled = code_text, precompile(code_text)
+    if compiled is not None and len(compiled) > INLINE_MAX:
+        compiled = None
+    if len(code_text) + (len(compiled) if compiled else 0) > INLINE_MAX:
         mfd = os.memfd_create("gorstar-code")
-        os.write(mfd, code_text.encode())
+        data = code_text.encode("utf-8", errors="surrogatepass")
+        while data:
+            data = data[os.write(mfd, data):]
         os.lseek(mfd, 0, os.SEEK_SET)
         fds.append(mfd)
         source = None
-    child_req = ("run",) + limits_of(req, UID_BASE) + ("random" in code_text, precompile(code_text), source, "")
+    child_req = ("run",) + limits_of(req, UID_BASE) + ("random" in code_text, compiled, source, "")
     try:
         pid = template.start(child_req, fds)
     finally:
