@@ -176,8 +176,8 @@ func (e *Engine) Submit(ctx context.Context, req Request) (*Sequence, error) {
 
 // SubmitAll queues several requests at once, all or none: they reach the loop between the same two
 // steps, so their prompts are prefilled together (a loop of Submit would hand the loop one request
-// per step, and a batch's prefill would trickle in one prompt per step). The error names the first
-// request that cannot run.
+// per step, and a batch's prefill would trickle in one prompt per step). The error is that of the
+// first request that cannot run.
 func (e *Engine) SubmitAll(ctx context.Context, reqs []Request) ([]*Sequence, error) {
 	reqs = slices.Clone(reqs) // check fills in defaults
 	seqs := make([]*Sequence, len(reqs))
