@@ -244,6 +244,23 @@ def session_child(req, nfds):
     os._exit(2)
 
 
+def reap_orphans(live, reaped):
+    """Reaps the template's ended children: a call's leftovers (the template is their subreaper),
+    killed by the supervisor. A tracked child reaped here keeps its status for its pidfd's turn."""
+    tracked = None
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        if tracked is None:
+            tracked = set(live.values())
+        if pid in tracked:
+            reaped[pid] = status
+
+
 def template_main(sock):
     """The template's life: import, warm up, freeze, then fork on request until the socket ends."""
     global fork, VM_BYTES
@@ -255,6 +272,13 @@ def template_main(sock):
     if TMP:
         os.chdir(TMP)
     fork = make_fork()
+    try:
+        import ctypes
+        # PR_SET_CHILD_SUBREAPER: whatever a call leaves running becomes the template's child when
+        # its parent ends, so the supervisor finds leftovers in one small file (leftovers()).
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
+    except Exception:
+        pass
     missing = []
     for mod in CONF["modules"]:
         try:
@@ -278,6 +302,7 @@ def template_main(sock):
     poller = select.poll()
     poller.register(TEMPLATE_SOCK, select.POLLIN)
     live = {}  # pidfd -> pid
+    reaped = {}  # pid -> wait status, of tracked children reaped by the pass below before their pidfd said so
     calls = 0
     try:
         while True:
@@ -286,13 +311,14 @@ def template_main(sock):
                     pid = live.pop(fd)
                     poller.unregister(fd)
                     os.close(fd)
-                    _, status = os.waitpid(pid, 0)
+                    status = reaped.pop(pid) if pid in reaped else os.waitpid(pid, 0)[1]
                     send(dumps(("exit", pid, status, "")))
                     continue
                 msg, fds, _, _ = recv_fds(sock, 1 << 18, 8)
                 if not msg:
                     return
                 req = loads(msg)
+                reap_orphans(live, reaped)
                 calls += 1
                 if calls % RECOLLAPSE_EVERY == 0:
                     collapse_heap_into_huge_pages()
@@ -444,6 +470,21 @@ def kill_uid(uid, pgid=None):
         if not found:
             return
         time.sleep(0.001)
+
+
+def leftovers():
+    """Whether a call may have left processes: the template is their subreaper, so any survivor is
+    a child of the template, or a descendant of one; sessions are its children too. One small read
+    instead of a sweep of /proc. True when it cannot tell."""
+    if template is None:
+        return True
+    try:
+        with open("/proc/%d/task/%d/children" % (template.pid, template.pid), "rb") as f:
+            children = f.read().split()
+    except OSError:
+        return True
+    sessions_pids = {s.pid for s in sessions.values()}
+    return any(int(c) not in sessions_pids for c in children)
 
 
 def protected_pids():
@@ -740,7 +781,7 @@ def run_stateless(req):
                         pid, exited = template.run_exit
                     elif pid is not None:
                         exited = template.exit_of(pid)
-                    if exited is not None:
+                    if exited is not None and leftovers():
                         # Leftover processes of this call could hold the pipes open: end them now.
                         kill_uid(UID_BASE)
             else:
