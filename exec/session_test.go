@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -90,6 +91,70 @@ func TestDeadZygoteIsRestarted(t *testing.T) {
 	if r := run(t, p, Call{Code: "print(1)"}); r.Status != StatusOK {
 		t.Fatalf("pool after a restart: %+v", r)
 	}
+}
+
+// A template (the zygote process that forks the calls) that dies mid-call takes its worker down
+// with it: the worker is restarted and the stateless call retried once, as for any dead zygote.
+func TestDeadTemplateIsRestarted(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workers = 1
+	p := newTestPool(t, cfg)
+	if r := run(t, p, Call{Code: "print(1)"}); r.Status != StatusOK {
+		t.Fatalf("%+v", r)
+	}
+	template := templatePID(t, p.slots[0].w.cmd.Process.Pid)
+	done := make(chan Result, 1)
+	go func() { done <- run(t, p, Call{Code: "import time\ntime.sleep(0.5)\nprint('done')"}) }()
+	time.Sleep(200 * time.Millisecond)
+	if err := syscall.Kill(template, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.Status != StatusOK || r.Stdout != "done\n" {
+		t.Fatalf("the retried call: %+v", r)
+	}
+	if n := p.Stats().Restarts(); n != 1 {
+		t.Fatalf("restarts = %d, want 1", n)
+	}
+}
+
+// templatePID finds, among the processes of a worker's process group, the Python process whose
+// parent is Python too: the template, child of the supervisor.
+func templatePID(t *testing.T, pgid int) int {
+	t.Helper()
+	type proc struct {
+		ppid int
+		comm string
+	}
+	procs := map[int]proc{}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		f := strings.Fields(s[end+2:])
+		ppid, _ := strconv.Atoi(f[1])
+		if pg, _ := strconv.Atoi(f[2]); pg == pgid {
+			procs[pid] = proc{ppid, s[open+1 : end]}
+		}
+	}
+	for pid, pr := range procs {
+		if parent, ok := procs[pr.ppid]; ok && strings.HasPrefix(pr.comm, "python") && strings.HasPrefix(parent.comm, "python") {
+			return pid
+		}
+	}
+	t.Fatalf("no template among the worker's processes %v", procs)
+	return 0
 }
 
 // countSandboxProcesses counts the host processes that belong to pool p: those in its workers'

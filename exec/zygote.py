@@ -984,10 +984,10 @@ def main():
             try:
                 res = run_session(msg) if msg.get("session") else run_stateless(msg)
             except TemplateGone as e:
-                res = {"op": "result", "id": msg["id"], "status": "internal", "stdout": "",
-                       "stderr": "zygote: %s\n" % e, "exit_code": -1, "stdout_chars": 0, "stderr_chars": 0}
-                write_msg(res)
-                break
+                # No answer: Go sees the worker die during the call, restarts it and retries a
+                # stateless call once (a session call gets `internal`), as for any dead zygote.
+                sys.stderr.write("gorstar zygote: %s\n" % e)
+                os._exit(1)
             except Exception as e:  # a bug here must not take the worker down silently
                 res = {"op": "result", "id": msg["id"], "status": "internal", "stdout": "",
                        "stderr": "zygote: %s: %s\n" % (type(e).__name__, e), "exit_code": -1,
