@@ -288,9 +288,12 @@ func TestSandboxNoneWipesOnlyItsOwnDirectory(t *testing.T) {
 func TestCallsDrawDifferentRandomNumbers(t *testing.T) {
 	cfg := testConfig()
 	cfg.Workers = 1
-	cfg.Modules = append(cfg.Modules, "random", "numpy")
+	cfg.Modules = append(cfg.Modules, "random", "numpy", "sympy")
 	p := newTestPool(t, cfg)
-	code := "import random\nr = [random.random()]\ntry:\n    import numpy\n    r.append(float(numpy.random.rand()))\nexcept ImportError:\n    pass\nprint(r)"
+	// Python's random, numpy's global generator and sympy's own (randprime), where installed.
+	code := "import random\nr = [random.random()]\n" +
+		"try:\n    import numpy\n    r.append(float(numpy.random.rand()))\nexcept ImportError:\n    pass\n" +
+		"try:\n    import sympy\n    r.append(int(sympy.randprime(1, 10**15)))\nexcept ImportError:\n    pass\nprint(r)"
 	a, b := run(t, p, Call{Code: code}), run(t, p, Call{Code: code})
 	if a.Status != StatusOK || b.Status != StatusOK {
 		t.Fatalf("%+v %+v", a, b)

@@ -353,17 +353,26 @@ def template_main(sock):
 # ---------------------------------------------------------------- fork cost (template)
 
 
-def reseed(numpy_too=True):
-    """Gives a forked child its own random streams (else every call would draw the same numbers).
-    Reseeding numpy's global generator writes ~170 pages (~2 ms of copy-on-write faults on a VM), so
-    a stateless call pays for it only when its code can reach it, which takes the word "random"
-    (numpy.random, np.random, from numpy.random import ...). Python's own `random` is always
-    reseeded: libraries (sympy among them) draw from it without the code naming it, and it is cheap."""
+# Random generators a forked child inherits from the template in the template's state. Without a
+# reseed every call would draw the same numbers.
+def reseed(needed=True):
+    """Gives a forked child its own random streams: Python's `random`, numpy's global generator and
+    sympy's own (`sympy.core.random.rng`, behind randprime, randint, ...). Code reaches them only by
+    a name with "rand" in it (random, np.random, randint, randprime, randn, ...), so a stateless call
+    whose code has none skips this: reseeding writes ~50 pages (numpy's ~170), each a copy-on-write
+    fault (5-8 µs on a VM). Library-internal randomness stays as the template left it, which changes
+    no result (sympy seeds its randomized algorithms itself)."""
+    if not needed:
+        return
     if "random" in sys.modules:
         sys.modules["random"].seed()
-    if numpy_too and "numpy.random" in sys.modules:
+    for name, attr in (("numpy.random", "seed"), ("sympy.core.random", "rng")):
+        mod = sys.modules.get(name)
+        if mod is None:
+            continue
         try:
-            sys.modules["numpy.random"].seed()
+            target = getattr(mod, attr)
+            (target.seed if attr == "rng" else target)()
         except Exception:
             pass
 
@@ -380,15 +389,15 @@ def make_fork():
         libc_fork.restype = ctypes.c_int
         libc_fork.argtypes = []
     except Exception:
-        return lambda numpy_random=True: os.fork()
+        return lambda reseed_random=True: os.fork()
 
-    def fork(numpy_random=True):
+    def fork(reseed_random=True):
         pid = libc_fork()
         if pid < 0:
             err = ctypes.get_errno()
             raise OSError(err, os.strerror(err))
         if pid == 0:
-            reseed(numpy_random)
+            reseed(reseed_random)
         return pid
 
     return fork
@@ -751,7 +760,7 @@ def run_stateless(req):
         os.lseek(mfd, 0, os.SEEK_SET)
         fds.append(mfd)
         source = None
-    child_req = ("run",) + limits_of(req, UID_BASE) + ("random" in code_text, compiled, source, "")
+    child_req = ("run",) + limits_of(req, UID_BASE) + ("rand" in code_text, compiled, source, "")
     try:
         pid = template.start(child_req, fds)
     finally:
