@@ -230,40 +230,24 @@ func OpenConversations(path string) (*ConversationReader, error) {
 }
 
 func openConversations(ctx context.Context, path string) (*ConversationReader, error) {
-	f, err := sniffFormat(path)
-	if err != nil {
-		return nil, err
-	}
-	if f == formatJSONL {
-		lines, err := openLines(path)
-		if err != nil {
+	src, err := openTableSource(ctx, path, func(pq *parquetFile) ([]int, error) {
+		fields := make([]int, 0, len(ConversationColumns))
+		for _, name := range ConversationColumns {
+			idx := pq.fieldIndex(name)
+			if idx < 0 {
+				return nil, pq.missingColumn("conversations", name)
+			}
+			fields = append(fields, idx)
+		}
+		if err := checkMessagesType(path, pq.schema.Field(fields[1]).Type); err != nil {
 			return nil, err
 		}
-		return &ConversationReader{tableSource{path: path, lines: lines, rows: -1}}, nil
-	}
-	pq, err := openParquet(path)
+		return fields, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	fields := make([]int, 0, 2)
-	for _, name := range ConversationColumns {
-		idx := pq.fieldIndex(name)
-		if idx < 0 {
-			pq.close()
-			return nil, pq.missingColumn("conversations", name)
-		}
-		fields = append(fields, idx)
-	}
-	if err := checkMessagesType(path, pq.schema.Field(fields[1]).Type); err != nil {
-		pq.close()
-		return nil, err
-	}
-	cursor, err := pq.cursor(ctx, fields)
-	if err != nil {
-		pq.close()
-		return nil, err
-	}
-	return &ConversationReader{tableSource{path: path, pq: pq, cursor: cursor, rows: pq.numRows()}}, nil
+	return &ConversationReader{src}, nil
 }
 
 func checkMessagesType(path string, t arrow.DataType) error {

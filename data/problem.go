@@ -144,39 +144,23 @@ func OpenProblems(path string) (*ProblemReader, error) {
 }
 
 func openProblems(ctx context.Context, path string) (*ProblemReader, error) {
-	f, err := sniffFormat(path)
+	src, err := openTableSource(ctx, path, func(pq *parquetFile) ([]int, error) {
+		fields := make([]int, len(ProblemColumns))
+		for i, name := range ProblemColumns {
+			fields[i] = pq.fieldIndex(name)
+			if fields[i] < 0 {
+				return nil, pq.missingColumn("problems", name)
+			}
+			if !isStringType(pq.schema.Field(fields[i]).Type) {
+				return nil, usererr.New("%s: column %q is %s, expected string", path, name, pq.schema.Field(fields[i]).Type)
+			}
+		}
+		return fields, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if f == formatJSONL {
-		lines, err := openLines(path)
-		if err != nil {
-			return nil, err
-		}
-		return &ProblemReader{tableSource{path: path, lines: lines, rows: -1}}, nil
-	}
-	pq, err := openParquet(path)
-	if err != nil {
-		return nil, err
-	}
-	fields := make([]int, len(ProblemColumns))
-	for i, name := range ProblemColumns {
-		fields[i] = pq.fieldIndex(name)
-		if fields[i] < 0 {
-			pq.close()
-			return nil, pq.missingColumn("problems", name)
-		}
-		if !isStringType(pq.schema.Field(fields[i]).Type) {
-			pq.close()
-			return nil, usererr.New("%s: column %q is %s, expected string", path, name, pq.schema.Field(fields[i]).Type)
-		}
-	}
-	cursor, err := pq.cursor(ctx, fields)
-	if err != nil {
-		pq.close()
-		return nil, err
-	}
-	return &ProblemReader{tableSource{path: path, pq: pq, cursor: cursor, rows: pq.numRows()}}, nil
+	return &ProblemReader{src}, nil
 }
 
 func isStringType(t arrow.DataType) bool {

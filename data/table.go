@@ -171,6 +171,35 @@ type tableSource struct {
 	rows   int64 // -1 when unknown (JSONL)
 }
 
+// openTableSource opens path as JSONL (ready to read) or as Parquet, whose columns the caller then
+// checks with pick and reads from the field indices pick returns. pick closes nothing itself.
+func openTableSource(ctx context.Context, path string, pick func(pq *parquetFile) ([]int, error)) (tableSource, error) {
+	f, err := sniffFormat(path)
+	if err != nil {
+		return tableSource{}, err
+	}
+	if f == formatJSONL {
+		lines, err := openLines(path)
+		if err != nil {
+			return tableSource{}, err
+		}
+		return tableSource{path: path, lines: lines, rows: -1}, nil
+	}
+	pq, err := openParquet(path)
+	if err != nil {
+		return tableSource{}, err
+	}
+	fields, err := pick(pq)
+	if err == nil {
+		var cursor *rowCursor
+		if cursor, err = pq.cursor(ctx, fields); err == nil {
+			return tableSource{path: path, pq: pq, cursor: cursor, rows: pq.numRows()}, nil
+		}
+	}
+	pq.close()
+	return tableSource{}, err
+}
+
 // Rows is the number of rows in the file, or -1 for JSONL (unknown until read).
 func (r *tableSource) Rows() int64 { return r.rows }
 

@@ -13,10 +13,11 @@ import (
 // Each hostile call must be contained with the right status and leave the pool serving.
 func TestLimitsContainHostileCode(t *testing.T) { forEachSandbox(t, testLimitsContainHostileCode) }
 
-func testLimitsContainHostileCode(t *testing.T, kind string) {
-	p := newTestPool(t, sandboxConfig(kind))
-	dir := t.TempDir()
-	secret := filepath.Join(dir, "secret.txt")
+// hostBait leaves what a call must not reach on the host: a readable file in dir (its path) and a
+// TCP server on 127.0.0.1 (its port; accepted receives when something connects), closed with t.
+func hostBait(t *testing.T, dir string) (secret string, port int, accepted <-chan struct{}) {
+	t.Helper()
+	secret = filepath.Join(dir, "secret.txt")
 	if err := os.WriteFile(secret, []byte("host secret"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -24,15 +25,20 @@ func testLimitsContainHostileCode(t *testing.T, kind string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	accepted := make(chan struct{}, 1)
+	t.Cleanup(func() { ln.Close() })
+	got := make(chan struct{}, 1)
 	go func() {
 		if c, err := ln.Accept(); err == nil {
-			accepted <- struct{}{}
+			got <- struct{}{}
 			c.Close()
 		}
 	}()
-	port := ln.Addr().(*net.TCPAddr).Port
+	return secret, ln.Addr().(*net.TCPAddr).Port, got
+}
+
+func testLimitsContainHostileCode(t *testing.T, kind string) {
+	p := newTestPool(t, sandboxConfig(kind))
+	secret, port, accepted := hostBait(t, t.TempDir())
 	wd, _ := os.Getwd()
 	target := filepath.Join(wd, "sandbox-escape.txt")
 

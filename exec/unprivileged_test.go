@@ -3,7 +3,6 @@ package exec
 import (
 	"fmt"
 	"io"
-	"net"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -79,22 +78,7 @@ func TestUnprivilegedChild(t *testing.T) {
 	p := newTestPool(t, cfg)
 
 	dir, _ := os.Getwd()
-	secret := filepath.Join(dir, "secret.txt")
-	if err := os.WriteFile(secret, []byte("host secret"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan struct{}, 1)
-	go func() {
-		if c, err := ln.Accept(); err == nil {
-			accepted <- struct{}{}
-			c.Close()
-		}
-	}()
+	secret, port, accepted := hostBait(t, dir)
 	cases := []struct {
 		name, code string
 		status     Status
@@ -107,7 +91,7 @@ func TestUnprivilegedChild(t *testing.T) {
 		{"output flood", "while True: print('x' * 1000)", StatusOutputLimit, ""},
 		{"read a host file", fmt.Sprintf("print(open(%q).read())", secret), StatusError, ""},
 		{"write the host directory", fmt.Sprintf("open(%q, 'w').write('x')", filepath.Join(dir, "escape.txt")), StatusError, ""},
-		{"socket to the host's loopback", fmt.Sprintf("import socket\nsocket.create_connection(('127.0.0.1', %d), timeout=1)", ln.Addr().(*net.TCPAddr).Port), StatusError, ""},
+		{"socket to the host's loopback", fmt.Sprintf("import socket\nsocket.create_connection(('127.0.0.1', %d), timeout=1)", port), StatusError, ""},
 		{"leave a file", "open('/tmp/left', 'w').write('x')", StatusOK, ""},
 		{"find no file", "import os\nprint(os.path.exists('/tmp/left'))", StatusOK, "False\n"},
 	}

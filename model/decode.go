@@ -123,38 +123,35 @@ type packedLayer struct{ q, k, v, o, gate, up, down kernels.Buf }
 
 // newPackedWeights allocates the packed copies (in d.all) and fills them.
 func (d *Decoder) newPackedWeights() {
-	c := d.m.Config
-	C, I, Q, KV, V := c.HiddenSize, c.IntermediateSize, c.QDim(), c.KVDim(), c.VocabSize
-	f := func(in, out int) kernels.Buf {
-		b := kernels.Alloc(kernels.PackedLinearFloats(in, out))
-		d.all = append(d.all, b)
-		return b
-	}
-	p := &packedWeights{lmHead: f(C, V)}
-	for range c.NumHiddenLayers {
-		p.layers = append(p.layers, packedLayer{q: f(C, Q), k: f(C, KV), v: f(C, KV), o: f(Q, C),
-			gate: f(C, I), up: f(C, I), down: f(I, C)})
-	}
-	d.packed = p
+	d.packed = &packedWeights{layers: make([]packedLayer, d.m.Config.NumHiddenLayers)}
+	d.eachPacked(func(wp *kernels.Buf, _ kernels.Buf, in, out int) {
+		*wp = kernels.Alloc(kernels.PackedLinearFloats(in, out))
+		d.all = append(d.all, *wp)
+	})
 	d.repack()
 }
 
 // repack lays the model's current weights out again.
 func (d *Decoder) repack() {
+	d.eachPacked(func(wp *kernels.Buf, w kernels.Buf, in, out int) { kernels.PackLinear(*wp, w, in, out) })
+	d.packed.version = d.m.version
+}
+
+// eachPacked calls f with every packed copy, its weight and the weight's [out, in] shape.
+func (d *Decoder) eachPacked(f func(wp *kernels.Buf, w kernels.Buf, in, out int)) {
 	c, p := d.m.Config, d.packed
 	C, I, Q, KV, V := c.HiddenSize, c.IntermediateSize, c.QDim(), c.KVDim(), c.VocabSize
-	kernels.PackLinear(p.lmHead, d.m.w.lmHead, C, V)
+	f(&p.lmHead, d.m.w.lmHead, C, V)
 	for l, w := range d.m.w.layers {
-		pl := p.layers[l]
-		kernels.PackLinear(pl.q, w.q, C, Q)
-		kernels.PackLinear(pl.k, w.k, C, KV)
-		kernels.PackLinear(pl.v, w.v, C, KV)
-		kernels.PackLinear(pl.o, w.o, Q, C)
-		kernels.PackLinear(pl.gate, w.gate, C, I)
-		kernels.PackLinear(pl.up, w.up, C, I)
-		kernels.PackLinear(pl.down, w.down, I, C)
+		pl := &p.layers[l]
+		f(&pl.q, w.q, C, Q)
+		f(&pl.k, w.k, C, KV)
+		f(&pl.v, w.v, C, KV)
+		f(&pl.o, w.o, Q, C)
+		f(&pl.gate, w.gate, C, I)
+		f(&pl.up, w.up, C, I)
+		f(&pl.down, w.down, I, C)
 	}
-	p.version = d.m.version
 }
 
 // linear is kernels.LinearForward, from the packed copy wp when the decoder keeps one.
