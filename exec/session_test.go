@@ -72,22 +72,7 @@ func TestSessionIdleTimeout(t *testing.T) {
 
 // A zygote that dies is replaced; the stateless call it was serving is retried once.
 func TestDeadZygoteIsRestarted(t *testing.T) {
-	cfg := testConfig()
-	cfg.Workers = 1
-	p := newTestPool(t, cfg)
-	done := make(chan Result, 1)
-	go func() { done <- run(t, p, Call{Code: "import time\ntime.sleep(0.5)\nprint('done')"}) }()
-	time.Sleep(200 * time.Millisecond)
-	if err := p.slots[0].w.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if r.Status != StatusOK || r.Stdout != "done\n" {
-		t.Fatalf("the retried call: %+v", r)
-	}
-	if n := p.Stats().Restarts(); n != 1 {
-		t.Fatalf("restarts = %d, want 1", n)
-	}
+	p := killMidCall(t, func(p *Pool) error { return p.slots[0].w.cmd.Process.Kill() })
 	if r := run(t, p, Call{Code: "print(1)"}); r.Status != StatusOK {
 		t.Fatalf("pool after a restart: %+v", r)
 	}
@@ -96,17 +81,25 @@ func TestDeadZygoteIsRestarted(t *testing.T) {
 // A template (the zygote process that forks the calls) that dies mid-call takes its worker down
 // with it: the worker is restarted and the stateless call retried once, as for any dead zygote.
 func TestDeadTemplateIsRestarted(t *testing.T) {
+	killMidCall(t, func(p *Pool) error {
+		return syscall.Kill(templatePID(t, p.slots[0].w.cmd.Process.Pid), syscall.SIGKILL)
+	})
+}
+
+// killMidCall runs a 0.5 s call on a one-worker pool, kills part of the worker 0.2 s in, and
+// checks that the call was retried to success after exactly one restart.
+func killMidCall(t *testing.T, kill func(p *Pool) error) *Pool {
+	t.Helper()
 	cfg := testConfig()
 	cfg.Workers = 1
 	p := newTestPool(t, cfg)
 	if r := run(t, p, Call{Code: "print(1)"}); r.Status != StatusOK {
 		t.Fatalf("%+v", r)
 	}
-	template := templatePID(t, p.slots[0].w.cmd.Process.Pid)
 	done := make(chan Result, 1)
 	go func() { done <- run(t, p, Call{Code: "import time\ntime.sleep(0.5)\nprint('done')"}) }()
 	time.Sleep(200 * time.Millisecond)
-	if err := syscall.Kill(template, syscall.SIGKILL); err != nil {
+	if err := kill(p); err != nil {
 		t.Fatal(err)
 	}
 	r := <-done
@@ -116,6 +109,7 @@ func TestDeadTemplateIsRestarted(t *testing.T) {
 	if n := p.Stats().Restarts(); n != 1 {
 		t.Fatalf("restarts = %d, want 1", n)
 	}
+	return p
 }
 
 // templatePID finds, among the processes of a worker's process group, the Python process whose
