@@ -57,6 +57,7 @@ type message struct {
 	ID          uint64   `json:"id"`
 	PID         int      `json:"pid"`
 	Missing     []string `json:"missing"`
+	Fork        string   `json:"fork"`
 	Status      Status   `json:"status"`
 	Stdout      string   `json:"stdout"`
 	Stderr      string   `json:"stderr"`
@@ -74,6 +75,7 @@ type worker struct {
 	stderr  *tailBuffer
 	nextID  uint64
 	missing []string
+	fork    string // how the template forks a stateless call: "native" (one native fork-and-wait) or "python"
 	waitErr error
 	private string // with --sandbox=none: this worker's own directory, removed when it ends
 }
@@ -119,8 +121,8 @@ func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygot
 	if sb.kind == SandboxNone {
 		cmd.Dir = private
 		cmd.Env = []string{zygoteEnv + "=" + zygoteSource, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "OPENBLAS_NUM_THREADS=1",
-			"OMP_NUM_THREADS=1", "HOME=" + private, "TMPDIR=" + private, "PYTHONMALLOC=malloc",
-			"GLIBC_TUNABLES=glibc.malloc.hugetlb=1"}
+			"OMP_NUM_THREADS=1", "HOME=" + private, "TMPDIR=" + private}
+		cmd.Env = append(cmd.Env, forkFriendlyEnv...)
 	}
 	cmd.WaitDelay = 2 * time.Second
 	in, err := cmd.StdinPipe()
@@ -149,7 +151,7 @@ func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygot
 			w.kill()
 			return nil, fmt.Errorf("start zygote: expected ready, got %q", m.Op)
 		}
-		w.missing = m.Missing
+		w.missing, w.fork = m.Missing, m.Fork
 		return w, nil
 	case <-w.dead:
 		w.kill()

@@ -17,13 +17,13 @@
 # Go -> supervisor:  {"op": "run", "id", "code", "stdin", "session", limits...}
 #                    {"op": "kill", "id"}            (the wall-clock deadline passed, or the caller left)
 #                    {"op": "close_session", "session"}
-# supervisor -> Go:  {"op": "ready", "pid", "missing": [...]}
+# supervisor -> Go:  {"op": "ready", "pid", "missing": [...], "fork": "native" | "python"}
 #                    {"op": "result", "id", "status", "stdout", "stderr", "exit_code", ...}
 # supervisor -> template (socket, SCM_RIGHTS): marshal of ("run" | "session", uid, memory bytes,
 #                    cpu s, max processes, file bytes, reseed numpy, compiled code or None, source or
 #                    None (then in the last fd), directory) with the child's descriptors, which arrive
 #                    as fds 0, 1, 2, ... of the template and so of the child
-# template -> supervisor: ("ready", missing), ("pid", pid), ("exit", pid, wait status)
+# template -> supervisor: ("ready", missing, fork kind), ("pid", pid), ("exit", pid, wait status, kind)
 import ast
 import builtins
 import gc
@@ -263,7 +263,7 @@ def reap_orphans(live, reaped):
 
 def template_main(sock):
     """The template's life: import, warm up, freeze, then fork on request until the socket ends."""
-    global fork, VM_BYTES
+    global fork, fork_wait, VM_BYTES
     os.dup2(sock.fileno(), TEMPLATE_SOCK)
     os.dup2(2, TEMPLATE_DIAG)
     sock.close()
@@ -272,6 +272,7 @@ def template_main(sock):
     if TMP:
         os.chdir(TMP)
     fork = make_fork()
+    fork_wait = make_fork_wait()
     try:
         import ctypes
         # PR_SET_CHILD_SUBREAPER: whatever a call leaves running becomes the template's child when
@@ -298,7 +299,7 @@ def template_main(sock):
     VM_BYTES = vm_size()
     send, recv_fds, loads, dumps = sock.send, socket.recv_fds, marshal.loads, marshal.dumps
     from fcntl import fcntl, F_DUPFD
-    send(dumps(("ready", missing)))
+    send(dumps(("ready", missing, "native" if getattr(fork_wait, "native", False) else "python")))
     poller = select.poll()
     poller.register(TEMPLATE_SOCK, select.POLLIN)
     live = {}  # pidfd -> pid
@@ -323,18 +324,21 @@ def template_main(sock):
                 if calls % RECOLLAPSE_EVERY == 0:
                     collapse_heap_into_huge_pages()
                     VM_BYTES = vm_size()
-                pid = fork(req[6])
-                if pid == 0:
-                    (call_child if req[0] == "run" else session_child)(req, len(fds))
                 if req[0] == "run" and OWN_PIDNS:
                     # Keep still while the call runs: a page written now would be shared with the
                     # child, so the write would split the template's huge page there and the next
-                    # fork would copy 512 page-table entries instead of one. The supervisor ends
-                    # the call by uid when it must, and learns the pid with the exit.
-                    status = os.waitpid(pid, 0)[1]
+                    # fork would copy 512 page-table entries instead of one. fork_wait returns
+                    # in the template only once the child has exited. The supervisor ends the
+                    # call by uid when it must, and learns the pid with the exit.
+                    pid, status = fork_wait(req[6])
+                    if pid == 0:
+                        call_child(req, len(fds))
                     os.closerange(0, len(fds))
                     send(dumps(("exit", pid, status, "run")))
                     continue
+                pid = fork(req[6])
+                if pid == 0:
+                    session_child(req, len(fds)) if req[0] == "session" else call_child(req, len(fds))
                 os.closerange(0, len(fds))
                 # Above the descriptors the next request brings, which must arrive as 0, 1, 2, ...
                 low = os.pidfd_open(pid)
@@ -403,35 +407,191 @@ def make_fork():
     return fork
 
 
+def assemble(parts):
+    """Machine code from parts: bytes, ("label", name), or ("jump", opcode, name) for a short
+    (rel8) jump to a label."""
+    pos, labels = 0, {}
+    for part in parts:
+        if isinstance(part, bytes):
+            pos += len(part)
+        elif part[0] == "label":
+            labels[part[1]] = pos
+        else:
+            pos += 2
+    code = bytearray()
+    for part in parts:
+        if isinstance(part, bytes):
+            code += part
+        elif part[0] == "jump":
+            rel = labels[part[2]] - (len(code) + 2)
+            if not -128 <= rel < 128:
+                raise ValueError("jump too far")
+            code += bytes((part[1], rel & 0xFF))
+    return bytes(code)
+
+
+def fork_wait_x86_64(fork_addr, waitpid_addr, errno_addr):
+    """int fork_wait(int *status): fork(); in the child return 0; in the parent wait for the child
+    (again after EINTR) and return its pid with its wait status in *status, or -1. System V
+    x86-64 calling convention; the addresses are libc's fork, waitpid and __errno_location."""
+    def call(addr):
+        return b"\x48\xb8" + struct.pack("<Q", addr) + b"\xff\xd0"  # movabs rax, addr; call rax
+    return assemble([
+        b"\x53", b"\x41\x54", b"\x48\x83\xec\x08",  # push rbx; push r12; sub rsp, 8 (aligned)
+        b"\x48\x89\xfb",                           # mov rbx, rdi: status
+        call(fork_addr),
+        b"\x85\xc0", ("jump", 0x7E, "done"),        # test eax, eax; jle done: the child, or an error
+        b"\x41\x89\xc4",                           # mov r12d, eax: pid
+        ("label", "wait"),
+        b"\x44\x89\xe7", b"\x48\x89\xde", b"\x31\xd2",  # edi = pid; rsi = status; edx = 0
+        call(waitpid_addr),
+        b"\x83\xf8\xff", ("jump", 0x75, "ok"),     # cmp eax, -1; jne ok
+        call(errno_addr),
+        b"\x83\x38\x04", ("jump", 0x74, "wait"),   # cmp dword [rax], EINTR; je wait
+        b"\xb8\xff\xff\xff\xff", ("jump", 0xEB, "done"),  # mov eax, -1
+        ("label", "ok"), b"\x44\x89\xe0",          # mov eax, r12d
+        ("label", "done"), b"\x48\x83\xc4\x08", b"\x41\x5c", b"\x5b", b"\xc3",  # restore; ret
+    ])
+
+
+def make_fork_wait():
+    """Returns fork_wait(reseed_random) -> (pid, wait status) in the template, (0, 0) in the child,
+    for a stateless call the template waits for. Between fork and the child's exit the template
+    must write nothing: every page it writes then is still shared with the child, so the write
+    splits a 2 MiB page of its heap back into 512 small ones, which every later fork copies and
+    every child's exit tears down. Any Python between fork() and waitpid() writes (refcounts,
+    the result objects), measured at ~4 split huge pages per call, for good: the template's heap
+    then kept ~3,900 small pages instead of ~1,000. So on x86-64 fork and the wait run as one
+    native function of 89 bytes (fork_wait_x86_64), called through ctypes, and the template
+    returns to Python only when the child is gone. Elsewhere, or if it cannot be set up, the
+    same in Python (fork, then waitpid)."""
+    def fallback(reseed_random=True):
+        pid = fork(reseed_random)
+        if pid == 0:
+            return 0, 0
+        return pid, os.waitpid(pid, 0)[1]
+
+    if os.uname().machine not in ("x86_64", "amd64"):
+        return fallback
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        addr = lambda f: ctypes.cast(f, ctypes.c_void_p).value
+        code = fork_wait_x86_64(addr(libc.fork), addr(libc.waitpid), addr(libc.__errno_location))
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                              ctypes.c_long]
+        libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        mem = libc.mmap(None, PAGE, 0x3, 0x22, -1, 0)  # PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS
+        if mem in (None, ctypes.c_void_p(-1).value):
+            return fallback
+        ctypes.memmove(mem, code, len(code))
+        if libc.mprotect(mem, PAGE, 0x5) != 0:  # PROT_READ|PROT_EXEC: never writable and executable
+            return fallback
+        # PYFUNCTYPE: the GIL stays held, as for make_fork's fork (the zygote has one thread).
+        native = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int))(mem)
+        status = ctypes.c_int()
+        status_ptr = ctypes.pointer(status)
+        errno_location = libc.__errno_location
+        errno_location.restype = ctypes.POINTER(ctypes.c_int)
+    except Exception:
+        return fallback
+
+    def fork_wait(reseed_random=True):
+        pid = native(status_ptr)
+        if pid < 0:
+            err = errno_location()[0]
+            raise OSError(err, os.strerror(err))
+        if pid == 0:
+            reseed(reseed_random)
+            return 0, 0
+        return pid, status.value
+
+    fork_wait.native = True
+    return fork_wait
+
+
 fork = None  # make_fork(), set by main(): the baseline's one-call interpreter never loads ctypes
+fork_wait = None  # make_fork_wait(), set with fork
+
+
+def anonymous_mappings():
+    """(start, end) of this process's writable anonymous mappings and heap, in address order."""
+    spans = []
+    for line in open("/proc/self/maps"):
+        f = line.split()
+        if len(f) >= 2 and f[1].startswith("rw") and (len(f) < 6 or f[5] == "[heap]"):
+            spans.append(tuple(int(v, 16) for v in f[0].split("-")))
+    return spans
+
+
+def align_heap_end():
+    """Moves the program break up to a 2 MiB boundary (the pages between stay untouched) and marks
+    the heap for huge pages. Run just before the supervisor forks the template: after a fork the
+    kernel no longer merges the mappings the fork copied with anything, so the template's heap
+    keeps a seam at the break of that moment, and a 2 MiB range straddling a seam can never be
+    huge."""
+    try:
+        import ctypes
+        sbrk = ctypes.CDLL(None, use_errno=True).sbrk
+        sbrk.restype = ctypes.c_void_p
+        sbrk.argtypes = [ctypes.c_ssize_t]
+        pad = -(sbrk(0) or 0) % (1 << 21)
+        if pad:
+            sbrk(pad)  # glibc's malloc treats the gap as another's and grows past it
+        mark_huge()  # one mapping up to the boundary: glibc marks only what it grew itself
+    except Exception:
+        pass
+
+
+def anonymous_mappings():
+    """(start, end) of this process's writable anonymous mappings and heap, in address order."""
+    spans = []
+    for line in open("/proc/self/maps"):
+        f = line.split()
+        if len(f) >= 2 and f[1].startswith("rw") and (len(f) < 6 or f[5] == "[heap]"):
+            spans.append(tuple(int(v, 16) for v in f[0].split("-")))
+    return spans
+
+
+def mark_huge():
+    """MADV_HUGEPAGE on each run of adjacent anonymous mappings, whole, so that they merge where
+    the kernel can. Returns libc."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    runs = []
+    for lo, hi in anonymous_mappings():
+        if runs and runs[-1][1] == lo:
+            runs[-1][1] = hi
+        else:
+            runs.append([lo, hi])
+    for lo, hi in runs:
+        libc.madvise(lo, hi - lo, 14)  # MADV_HUGEPAGE: now, and later growth too
+    return libc
 
 
 def collapse_heap_into_huge_pages():
     """Asks the kernel to back the zygote's anonymous memory with 2 MiB pages (MADV_COLLAPSE, Linux
     6.1+): fork then copies one entry per 2 MiB instead of 512, which on virtual machines more than
-    halves the cost of each call's fork and exit. Best effort: nothing happens where it is missing."""
-    import ctypes
+    halves the cost of each call's fork and exit. Each mapping is collapsed on its own: one that
+    cannot be would stop the rest. Best effort: nothing happens where it is missing."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        libc = mark_huge()
         huge = 1 << 21
-        for line in open("/proc/self/maps"):
-            f = line.split()
-            if len(f) < 2 or not f[1].startswith("rw") or (len(f) >= 6 and f[5] != "[heap]"):
-                continue
-            lo, hi = (int(v, 16) for v in f[0].split("-"))
+        for lo, hi in anonymous_mappings():
             lo, hi = (lo + huge - 1) & ~(huge - 1), hi & ~(huge - 1)
             if hi - lo >= huge:
-                libc.madvise(lo, hi - lo, 14)  # MADV_HUGEPAGE: later growth too
                 libc.madvise(lo, hi - lo, 25)  # MADV_COLLAPSE: now
     except Exception:
         pass
 
 
-# Writes after a fork split some of the zygote's huge pages back into small ones (a page still
-# shared with a child, or briefly pinned by the kernel, cannot be reused whole), and each split
-# one costs the next fork 512 page-table entries. Collapsing them again every this many calls
-# keeps fork cheap: a collapse copies only the regions that were split (~0.1-0.2 ms each).
+# Writes while a child lives split the zygote's huge pages back into small ones (the page is
+# still shared), and each split one costs every later fork 512 page-table entries. Stateless
+# calls in a pid namespace write nothing then (fork_wait); sessions and --sandbox=none calls do.
+# Collapsing again every this many calls keeps fork cheap: a collapse copies only the regions
+# that were split (~0.1-0.2 ms each) and takes the heap's growth too.
 RECOLLAPSE_EVERY = 32
 
 # ---------------------------------------------------------------- process hygiene (supervisor)
@@ -636,6 +796,7 @@ class Template:
     def __init__(self):
         s_sock, t_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         # The supervisor is small and single-threaded here: a plain fork is fine, once.
+        align_heap_end()
         self.pid = os.fork()
         if self.pid == 0:
             s_sock.close()
@@ -650,6 +811,7 @@ class Template:
         if msg is None or msg[0] != "ready":
             raise RuntimeError("the template did not start")
         self.missing = msg[1]
+        self.fork_kind = msg[2]  # how stateless calls fork and wait: "native" (fork_wait) or "python"
 
     def receive(self):
         """Reads one message; records exits of tracked pids. None when the template is gone."""
@@ -970,7 +1132,7 @@ def main():
         pass
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     template = Template()
-    write_msg({"op": "ready", "pid": os.getpid(), "missing": template.missing})
+    write_msg({"op": "ready", "pid": os.getpid(), "missing": template.missing, "fork": template.fork_kind})
     poller = select.poll()
     poller.register(CTL_IN, select.POLLIN)
     poller.register(template.fd, select.POLLIN)

@@ -1,0 +1,58 @@
+package exec
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gorstar/config"
+)
+
+// TestTemplateKeepsHugePages checks what fork_wait is for: a template that writes nothing while
+// its call's child lives keeps its heap in 2 MiB pages, call after call (a write then would split
+// the page the child still shares, and every later fork would copy 512 entries for it). It reads
+// the template's AnonHugePages from the host's /proc around 40 stateless calls.
+func TestTemplateKeepsHugePages(t *testing.T) { forEachSandbox(t, testTemplateKeepsHugePages) }
+
+func testTemplateKeepsHugePages(t *testing.T, kind string) {
+	cfg := sandboxConfig(kind)
+	cfg.Workers = 1
+	cfg.Modules = config.DefaultExec().Modules // a heap of some size: sympy and numpy where installed
+	p := newTestPool(t, cfg)
+	w := p.slots[0].w
+	if runtime.GOARCH == "amd64" && w.fork != "native" {
+		t.Errorf("the template forks stateless calls with %q, want native on amd64", w.fork)
+	}
+	tpl := templatePID(t, w.cmd.Process.Pid)
+	before := anonHugeKB(t, tpl)
+	if before == 0 {
+		t.Skip("the template has no transparent huge pages here (THP off, or a small heap)")
+	}
+	for i := 0; i < 40; i++ {
+		if r := run(t, p, Call{Code: "x = [str(i) for i in range(100)]\nprint(len(x))"}); r.Status != StatusOK {
+			t.Fatalf("call %d: %+v", i, r)
+		}
+	}
+	if after := anonHugeKB(t, tpl); after < before {
+		t.Errorf("the template's huge pages went from %d KiB to %d KiB over 40 calls: it wrote while a child lived",
+			before, after)
+	}
+}
+
+func anonHugeKB(t *testing.T, pid int) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "smaps_rollup"))
+	if err != nil {
+		t.Skipf("smaps_rollup: %v", err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "AnonHugePages:" {
+			kb, _ := strconv.Atoi(f[1])
+			return kb
+		}
+	}
+	return 0
+}
