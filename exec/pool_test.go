@@ -91,6 +91,11 @@ func testHarnessSemantics(t *testing.T, kind string) {
 		{"preimported module", "import math\nmath.comb(10, 3)", "", StatusOK, "120\n", ""},
 		{"empty code", "", "", StatusOK, "", ""},
 		{"unicode", "print('π ≈', 3.14)", "", StatusOK, "π ≈ 3.14\n", ""},
+		// A compile-time warning is output (the supervisor leaves such code to the child), and
+		// warnings at run time are not errors.
+		{"compile-time warning", "x = 1\nprint(x is 1)", "", StatusOK, "True\n", "<code>:2: SyntaxWarning: \"is\" with a literal"},
+		{"run-time warning", "import warnings\nwarnings.warn('careful')\nprint('after')", "", StatusOK, "after\n",
+			"<code>:2: UserWarning: careful"},
 		// Past the size of one request to the template: the source goes in a memfd.
 		{"large source", strings.Repeat("# padding\n", 20000) + "print('end')\n1/0", "", StatusError, "end\n",
 			"ZeroDivisionError at line 20002: division by zero\n    1/0\n"},
