@@ -515,16 +515,6 @@ fork = None  # make_fork(), set by main(): the baseline's one-call interpreter n
 fork_wait = None  # make_fork_wait(), set with fork
 
 
-def anonymous_mappings():
-    """(start, end) of this process's writable anonymous mappings and heap, in address order."""
-    spans = []
-    for line in open("/proc/self/maps"):
-        f = line.split()
-        if len(f) >= 2 and f[1].startswith("rw") and (len(f) < 6 or f[5] == "[heap]"):
-            spans.append(tuple(int(v, 16) for v in f[0].split("-")))
-    return spans
-
-
 def align_heap_end():
     """Moves the program break up to a 2 MiB boundary (the pages between stay untouched) and marks
     the heap for huge pages. Run just before the supervisor forks the template: after a fork the
