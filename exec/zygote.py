@@ -247,7 +247,8 @@ def session_child(req, nfds):
 # Run through the harness once in the template, output to /dev/null, so that what every call does
 # (print, flush, the last expression's repr, an error line) finds the interpreter's method cache
 # already filled: a child that misses it writes the cache and the reference counts of the names
-# and attributes it looks up, ~30 pages per call spread across the heap.
+# and attributes it looks up, pages spread across the heap (measured: 212 -> 197 faults in a
+# trivial call's child).
 WARM_HARNESS = "x = [1, 2.5, 'a']\nprint('warm', len(x), sep=': ')\nprint(x, {'k': x}, (1, 2))\nx\n"
 
 
