@@ -56,3 +56,17 @@ func anonHugeKB(t *testing.T, pid int) int {
 	}
 	return 0
 }
+
+// TestPythonForkFallback runs the harness cases through the template's Python fork-and-wait, the
+// path taken where the native one is not available: results must not depend on which is used.
+func TestPythonForkFallback(t *testing.T) {
+	pythonForkForTests = true
+	t.Cleanup(func() { pythonForkForTests = false })
+	forEachSandbox(t, func(t *testing.T, kind string) {
+		p := newTestPool(t, sandboxConfig(kind))
+		if w := p.slots[0].w; w.fork != "python" {
+			t.Fatalf("the template forks with %q, want python", w.fork)
+		}
+		testHarnessSemantics(t, kind)
+	})
+}

@@ -128,8 +128,13 @@ func (p *Pool) zygoteConf(idx int) zygoteConf {
 		SessionSlots:    p.cfg.SessionsPerWorker,
 		SessionIdleS:    p.cfg.SessionIdle.Seconds(),
 		Modules:         p.cfg.Modules,
+		PythonFork:      pythonForkForTests,
 	}
 }
+
+// pythonForkForTests makes new zygotes fork and wait for stateless calls in Python, as they do
+// where the native fork-and-wait is not available (not x86-64), so that tests cover that path.
+var pythonForkForTests bool
 
 // Workers is the number of warm workers.
 func (p *Pool) Workers() int { return len(p.slots) }

@@ -48,7 +48,8 @@ type zygoteConf struct {
 	SessionSlots    int      `json:"session_slots"`
 	SessionIdleS    float64  `json:"session_idle_s"`
 	Modules         []string `json:"modules"`
-	TmpDir          string   `json:"tmp_dir"` // the calls' writable directory, wiped after each call
+	TmpDir          string   `json:"tmp_dir"`               // the calls' writable directory, wiped after each call
+	PythonFork      bool     `json:"python_fork,omitempty"` // never use the native fork-and-wait (tests)
 }
 
 // message is any frame the zygote sends.

@@ -498,7 +498,7 @@ def make_fork_wait():
             return 0, 0
         return pid, os.waitpid(pid, 0)[1]
 
-    if os.uname().machine not in ("x86_64", "amd64"):
+    if os.uname().machine not in ("x86_64", "amd64") or CONF.get("python_fork"):
         return fallback
     try:
         import ctypes
