@@ -89,6 +89,11 @@ func TestUnprivilegedChild(t *testing.T) {
 		{"infinite loop", "while True: pass", StatusTimeout, ""},
 		{"memory bomb", "x = bytearray(2 * 1024**3)", StatusMemory, ""},
 		{"output flood", "while True: print('x' * 1000)", StatusOutputLimit, ""},
+		// RLIMIT_NPROC counts per user namespace (Linux 5.14+): the call's allowance on top of
+		// the sandbox's own processes, though all share one uid.
+		{"fork bomb", "import os\nwhile True:\n    os.fork()", StatusError, ""},
+		{"thread bomb", "import threading, time\nfor i in range(1000):\n    threading.Thread(target=time.sleep, args=(30,)).start()", StatusError, ""},
+		{"processes within the allowance", "import subprocess\nprint(subprocess.run(['true']).returncode)", StatusOK, "0\n"},
 		{"read a host file", fmt.Sprintf("print(open(%q).read())", secret), StatusError, ""},
 		{"write the host directory", fmt.Sprintf("open(%q, 'w').write('x')", filepath.Join(dir, "escape.txt")), StatusError, ""},
 		{"socket to the host's loopback", fmt.Sprintf("import socket\nsocket.create_connection(('127.0.0.1', %d), timeout=1)", port), StatusError, ""},

@@ -196,7 +196,7 @@ def enter_child(req, nfds):
     setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
     if cpu_s > 0:
         setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
-    if DROP and max_procs > 0:
+    if max_procs > 0:
         setrlimit(resource.RLIMIT_NPROC, (max_procs, max_procs))
     if DROP:
         os.setgroups([])
@@ -888,9 +888,34 @@ class TemplateGone(Exception):
 template = None  # the Template, set by main()
 
 
-def limits_of(req, uid):
-    """(uid, memory bytes, cpu s, max processes, file bytes) of a child request."""
-    return (uid, req["memory_mb"] << 20, req["cpu_s"], req.get("max_procs") or 0, req["file_mb"] << 20)
+def limits_of(req, uid, others=0):
+    """(uid, memory bytes, cpu s, RLIMIT_NPROC, file bytes) of a child request; others: how many
+    processes besides the sandbox's own may share the child's process count."""
+    procs = req.get("max_procs") or 0
+    if procs and not DROP:
+        # Unprivileged: every process here has the same uid. The count is per user namespace
+        # (NPROC_BASE), so the child's limit is what is running in it plus the call's allowance.
+        procs = NPROC_BASE + others + procs if NPROC_BASE else 0
+    return (uid, req["memory_mb"] << 20, req["cpu_s"], procs, req["file_mb"] << 20)
+
+
+# Processes of the sandbox itself (init, supervisor, template) when an unprivileged sandbox can
+# limit a call's processes, else None: set by main().
+NPROC_BASE = None
+
+
+def nproc_base():
+    """In an unprivileged sandbox all processes share one uid, so RLIMIT_NPROC can only bound a
+    call where the kernel counts processes per user namespace (Linux 5.14+), as it does for the
+    sandbox's own namespace: then the processes running in it now, else None (no limit)."""
+    if DROP or not OWN_PIDNS:
+        return None
+    try:
+        if tuple(int(v) for v in os.uname().release.split("-")[0].split(".")[:2]) < (5, 14):
+            return None
+        return sum(1 for name in os.listdir("/proc") if name.isdigit())
+    except (ValueError, OSError):
+        return None
 
 
 # ---------------------------------------------------------------- stateless calls
@@ -944,7 +969,7 @@ def run_stateless(req):
         os.lseek(mfd, 0, os.SEEK_SET)
         fds.append(mfd)
         source = None
-    child_req = ("run",) + limits_of(req, UID_BASE) + ("rand" in code_text, compiled, source, "")
+    child_req = ("run",) + limits_of(req, UID_BASE, len(sessions)) + ("rand" in code_text, compiled, source, "")
     try:
         pid = template.start(child_req, fds)
     finally:
@@ -1049,7 +1074,7 @@ def start_session(name, req):
     s.err_r, err_w = os.pipe()
     null = os.open("/dev/null", os.O_RDONLY)
     # Per-call CPU time is not separable in a live process; the wall clock rules.
-    limits = limits_of(req, s.uid)
+    limits = limits_of(req, s.uid, SESSION_SLOTS)  # sessions started later share its count
     child_req = ("session",) + limits[:2] + (0,) + limits[3:] + (True, None, None, path)
     fds = [null, out_w, err_w, ctl_r, done_w]
     try:
@@ -1143,7 +1168,7 @@ def run_once():
 
 
 def main():
-    global template
+    global template, NPROC_BASE
     import ctypes
     if sys.path and sys.path[0] in ("", os.getcwd()):
         del sys.path[0]  # never import from the calls' writable directory
@@ -1154,6 +1179,7 @@ def main():
         pass
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     template = Template()
+    NPROC_BASE = nproc_base()
     # In the supervisor only (the template is forked already): see precompile.
     warnings.filterwarnings("error", module="<code>")
     write_msg({"op": "ready", "pid": os.getpid(), "missing": template.missing, "fork": template.fork_kind})
