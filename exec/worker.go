@@ -59,6 +59,7 @@ type message struct {
 	PID         int      `json:"pid"`
 	Missing     []string `json:"missing"`
 	Fork        string   `json:"fork"`
+	Filter      bool     `json:"syscall_filter"`
 	Status      Status   `json:"status"`
 	Stdout      string   `json:"stdout"`
 	Stderr      string   `json:"stderr"`
@@ -77,6 +78,7 @@ type worker struct {
 	nextID  uint64
 	missing []string
 	fork    string // how the template forks a stateless call: "native" (one native fork-and-wait) or "python"
+	filter  bool   // whether the template and its calls run under the syscall filter (seccomp)
 	waitErr error
 	private string // with --sandbox=none: this worker's own directory, removed when it ends
 }
@@ -152,7 +154,7 @@ func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygot
 			w.kill()
 			return nil, fmt.Errorf("start zygote: expected ready, got %q", m.Op)
 		}
-		w.missing, w.fork = m.Missing, m.Fork
+		w.missing, w.fork, w.filter = m.Missing, m.Fork, m.Filter
 		return w, nil
 	case <-w.dead:
 		w.kill()

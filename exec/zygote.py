@@ -17,13 +17,13 @@
 # Go -> supervisor:  {"op": "run", "id", "code", "stdin", "session", limits...}
 #                    {"op": "kill", "id"}            (the wall-clock deadline passed, or the caller left)
 #                    {"op": "close_session", "session"}
-# supervisor -> Go:  {"op": "ready", "pid", "missing": [...], "fork": "native" | "python"}
+# supervisor -> Go:  {"op": "ready", "pid", "missing": [...], "fork": "native" | "python", "syscall_filter"}
 #                    {"op": "result", "id", "status", "stdout", "stderr", "exit_code", ...}
 # supervisor -> template (socket, SCM_RIGHTS): marshal of ("run" | "session", uid, memory bytes,
 #                    cpu s, max processes, file bytes, reseed numpy, compiled code or None, source or
 #                    None (then in the last fd), directory) with the child's descriptors, which arrive
 #                    as fds 0, 1, 2, ... of the template and so of the child
-# template -> supervisor: ("ready", missing, fork kind), ("pid", pid), ("exit", pid, wait status, kind)
+# template -> supervisor: ("ready", missing, fork kind, filtered), ("pid", pid), ("exit", pid, wait status, kind)
 import ast
 import builtins
 import gc
@@ -324,9 +324,10 @@ def template_main(sock):
     gc.freeze()  # keep the imported heap shared between the template and its children
     collapse_heap_into_huge_pages()
     VM_BYTES = vm_size()
+    filtered = OWN_PIDNS and install_syscall_filter()
     send, recv_fds, loads, dumps = sock.send, socket.recv_fds, marshal.loads, marshal.dumps
     from fcntl import fcntl, F_DUPFD
-    send(dumps(("ready", missing, "native" if getattr(fork_wait, "native", False) else "python")))
+    send(dumps(("ready", missing, "native" if getattr(fork_wait, "native", False) else "python", filtered)))
     poller = select.poll()
     poller.register(TEMPLATE_SOCK, select.POLLIN)
     live = {}  # pidfd -> pid
@@ -379,6 +380,71 @@ def template_main(sock):
     finally:
         os._exit(1)
 
+
+
+# ---------------------------------------------------------------- syscall filter (template)
+
+
+# System calls no tool call needs and the kernel's attack surface is in: tracing other processes,
+# mounts, new namespaces (an unprivileged sandbox could otherwise make a user namespace of its own
+# and hold every capability there), keyrings, kernel modules, BPF, perf, userfaultfd, io_uring.
+# x86-64 numbers; they fail with EPERM.
+DENIED_SYSCALLS = {
+    "ptrace": 101, "syslog": 103, "vhangup": 153, "pivot_root": 155, "acct": 163, "mount": 165,
+    "umount2": 166, "swapon": 167, "swapoff": 168, "reboot": 169, "sethostname": 170,
+    "setdomainname": 171, "iopl": 172, "ioperm": 173, "init_module": 175, "delete_module": 176,
+    "quotactl": 179, "lookup_dcookie": 212, "kexec_load": 246, "add_key": 248, "request_key": 249,
+    "keyctl": 250, "unshare": 272, "perf_event_open": 298, "name_to_handle_at": 303,
+    "open_by_handle_at": 304, "setns": 308, "process_vm_readv": 310, "process_vm_writev": 311,
+    "finit_module": 313, "kexec_file_load": 320, "bpf": 321, "userfaultfd": 323,
+    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428,
+    "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+    "mount_setattr": 442,
+}
+SYS_CLONE, SYS_CLONE3 = 56, 435
+# CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: refused in clone's flags.
+CLONE_NEW_ANY = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+
+
+def syscall_filter_x86_64():
+    """The classic-BPF program of the filter (seccomp_data: nr at 0, arch at 4, args from 16).
+    clone3 fails with ENOSYS, as on kernels without it, so that glibc falls back to clone, whose
+    flags the filter can read; another architecture's calls (x32, i386) end the process."""
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    allow, kill = 0x7FFF0000, 0x80000000
+    eperm, enosys = 0x00050000 | 1, 0x00050000 | 38
+
+    def insn(code, k, jt=0, jf=0):
+        return struct.pack("=HBBI", code, jt, jf, k)
+
+    prog = [insn(ld, 4), insn(jeq, 0xC000003E, 1, 0), insn(ret, kill),  # AUDIT_ARCH_X86_64
+            insn(ld, 0), insn(jge, 0x40000000, 0, 1), insn(ret, eperm)]  # x32 numbers
+    for nr in sorted(DENIED_SYSCALLS.values()):
+        prog += [insn(jeq, nr, 0, 1), insn(ret, eperm)]
+    prog += [insn(jeq, SYS_CLONE3, 0, 1), insn(ret, enosys),
+             insn(jeq, SYS_CLONE, 0, 3), insn(ld, 16), insn(jset, CLONE_NEW_ANY, 0, 1), insn(ret, eperm),
+             insn(ret, allow)]
+    return b"".join(prog)
+
+
+def install_syscall_filter():
+    """Puts the template, and so every call it forks, under DENIED_SYSCALLS (seccomp; the
+    supervisor set no_new_privs). Only x86-64; returns whether the filter is on."""
+    if os.uname().machine not in ("x86_64", "amd64"):
+        return False
+    try:
+        import ctypes
+
+        class SockFprog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+        code = syscall_filter_x86_64()
+        buf = ctypes.create_string_buffer(code, len(code))
+        prog = SockFprog(len(code) // 8, ctypes.addressof(buf))
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+        return libc.prctl(22, 2, ctypes.addressof(prog), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+    except Exception:
+        return False
 
 
 # ---------------------------------------------------------------- fork cost (template)
@@ -833,6 +899,7 @@ class Template:
         self.missing = msg[1]
         self.children_path = "/proc/%d/task/%d/children" % (self.pid, self.pid)
         self.fork_kind = msg[2]  # how stateless calls fork and wait: "native" (fork_wait) or "python"
+        self.filtered = msg[3]  # whether the template and its calls run under the syscall filter
 
     def receive(self):
         """Reads one message; records exits of tracked pids. None when the template is gone."""
@@ -1182,7 +1249,8 @@ def main():
     NPROC_BASE = nproc_base()
     # In the supervisor only (the template is forked already): see precompile.
     warnings.filterwarnings("error", module="<code>")
-    write_msg({"op": "ready", "pid": os.getpid(), "missing": template.missing, "fork": template.fork_kind})
+    write_msg({"op": "ready", "pid": os.getpid(), "missing": template.missing, "fork": template.fork_kind,
+               "syscall_filter": template.filtered})
     poller = select.poll()
     poller.register(CTL_IN, select.POLLIN)
     poller.register(template.fd, select.POLLIN)
