@@ -67,6 +67,6 @@ func TestPythonForkFallback(t *testing.T) {
 		if w := p.slots[0].w; w.fork != "python" {
 			t.Fatalf("the template forks with %q, want python", w.fork)
 		}
-		testHarnessSemantics(t, kind)
+		checkHarnessSemantics(t, p)
 	})
 }

@@ -37,6 +37,15 @@ func hostBait(t *testing.T, dir string) (secret string, port int, accepted <-cha
 	return secret, ln.Addr().(*net.TCPAddr).Port, got
 }
 
+// libcCall is Python that calls libc through ctypes and raises OSError with errno when failed
+// (a condition on the call's result) holds.
+func libcCall(failed, name string) string {
+	return fmt.Sprintf("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nif %s:\n    raise OSError(ctypes.get_errno(), %q)", failed, name)
+}
+
+// newUserNamespace is a call that makes a user namespace of its own (refused by the syscall filter).
+var newUserNamespace = libcCall("libc.unshare(0x10000000) != 0", "unshare")
+
 func testLimitsContainHostileCode(t *testing.T, kind string) {
 	p := newTestPool(t, sandboxConfig(kind))
 	if runtime.GOARCH == "amd64" && !p.slots[0].w.filter {
@@ -86,16 +95,16 @@ func testLimitsContainHostileCode(t *testing.T, kind string) {
 		{"the host's root through pid 1", "import os\nprint(os.listdir('/proc/1/root/'))", StatusError, nil},
 		// The syscall filter (x86-64): PTRACE_TRACEME, a new user namespace, clone into new
 		// namespaces and io_uring are refused; threads and subprocesses (clone3 → clone) still work.
-		{"ptrace", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nif libc.ptrace(0, 0, None, None) != 0:\n    raise OSError(ctypes.get_errno(), 'ptrace')", StatusError, nil},
-		{"new user namespace", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nif libc.unshare(0x10000000) != 0:\n    raise OSError(ctypes.get_errno(), 'unshare')", StatusError, nil},
+		{"ptrace", libcCall("libc.ptrace(0, 0, None, None) != 0", "ptrace"), StatusError, nil},
+		{"new user namespace", newUserNamespace, StatusError, nil},
 		{"clone into a new namespace", "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nr = libc.syscall(56, 0x10000000 | 17, 0, 0, 0, 0)\nif r == 0:\n    os._exit(0)\nif r < 0:\n    raise OSError(ctypes.get_errno(), 'clone')\nos.waitpid(r, 0)", StatusError, nil},
-		{"io_uring", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nif libc.syscall(425, 8, ctypes.create_string_buffer(120)) < 0:\n    raise OSError(ctypes.get_errno(), 'io_uring_setup')", StatusError, nil},
+		{"io_uring", libcCall("libc.syscall(425, 8, ctypes.create_string_buffer(120)) < 0", "io_uring_setup"), StatusError, nil},
 		{"threads and subprocesses", "import threading, subprocess\nt = threading.Thread(target=print, args=('thread',))\nt.start()\nt.join()\nprint(subprocess.run(['true']).returncode)", StatusOK, func(t *testing.T, r Result) {
 			if r.Stdout != "thread\n0\n" {
 				t.Errorf("stdout %q", r.Stdout)
 			}
 		}},
-		{"mount", "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nif libc.mount(b'none', b'/usr', b'tmpfs', 0, None) != 0:\n    raise OSError(ctypes.get_errno(), 'mount')", StatusError, nil},
+		{"mount", libcCall("libc.mount(b'none', b'/usr', b'tmpfs', 0, None) != 0", "mount"), StatusError, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -71,7 +71,11 @@ func run(t testing.TB, p Runner, c Call) Result {
 func TestHarnessSemantics(t *testing.T) { forEachSandbox(t, testHarnessSemantics) }
 
 func testHarnessSemantics(t *testing.T, kind string) {
-	p := newTestPool(t, sandboxConfig(kind))
+	checkHarnessSemantics(t, newTestPool(t, sandboxConfig(kind)))
+}
+
+// checkHarnessSemantics runs the harness cases on pool p.
+func checkHarnessSemantics(t *testing.T, p *Pool) {
 	cases := []struct {
 		name, code, stdin string
 		status            Status

@@ -51,6 +51,7 @@ IDLE_S = CONF.get("session_idle_s", 0)
 TMP = CONF.get("tmp_dir", "")
 CTL_IN, CTL_OUT = 0, 1
 PAGE = os.sysconf("SC_PAGE_SIZE")
+X86_64 = os.uname().machine in ("x86_64", "amd64")  # the native fork-and-wait and the syscall filter
 
 # Run once in the template after the imports, so that modules a library loads lazily on first use
 # (and its caches) are already in the memory every child inherits.
@@ -146,13 +147,18 @@ def harness(code, g, compiled=None):
         return 1
 
 
+def output_streams(out_fd, err_fd):
+    """(stdout, stderr) text streams over two descriptors, as a call's harness writes them."""
+    return (io.TextIOWrapper(io.FileIO(out_fd, "w", closefd=False), encoding="utf-8", errors="backslashreplace"),
+            io.TextIOWrapper(io.FileIO(err_fd, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
+                             line_buffering=True))
+
+
 def fresh_stdio(stdin_text):
     sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8", errors="replace")
     if stdin_text is not None:
         sys.stdin = io.StringIO(stdin_text)
-    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="backslashreplace")
-    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
-                                  line_buffering=True)
+    sys.stdout, sys.stderr = output_streams(1, 2)
 
 
 def flush_stdio():
@@ -256,10 +262,7 @@ def warm_harness():
     saved = sys.stdout, sys.stderr
     null = os.open(os.devnull, os.O_WRONLY)
     try:
-        sys.stdout = io.TextIOWrapper(io.FileIO(null, "w", closefd=False), encoding="utf-8",
-                                      errors="backslashreplace")
-        sys.stderr = io.TextIOWrapper(io.FileIO(null, "w", closefd=False), encoding="utf-8",
-                                      errors="backslashreplace", line_buffering=True)
+        sys.stdout, sys.stderr = output_streams(null, null)
         for code in (WARM_HARNESS, "1 / 0"):
             harness(code, globals_dict(), marshal.loads(marshal.dumps(compile_cell(code))))
         flush_stdio()
@@ -430,7 +433,7 @@ def syscall_filter_x86_64():
 def install_syscall_filter():
     """Puts the template, and so every call it forks, under DENIED_SYSCALLS (seccomp; the
     supervisor set no_new_privs). Only x86-64; returns whether the filter is on."""
-    if os.uname().machine not in ("x86_64", "amd64"):
+    if not X86_64:
         return False
     try:
         import ctypes
@@ -571,7 +574,7 @@ def make_fork_wait():
             return 0, 0
         return pid, os.waitpid(pid, 0)[1]
 
-    if os.uname().machine not in ("x86_64", "amd64") or CONF.get("python_fork"):
+    if not X86_64 or CONF.get("python_fork"):
         return fallback
     try:
         import ctypes
@@ -646,7 +649,7 @@ def anonymous_mappings():
 
 def mark_huge():
     """MADV_HUGEPAGE on each run of adjacent anonymous mappings, whole, so that they merge where
-    the kernel can. Returns libc."""
+    the kernel can. Returns libc's madvise."""
     import ctypes
     libc = ctypes.CDLL(None, use_errno=True)
     libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
@@ -658,7 +661,7 @@ def mark_huge():
             runs.append([lo, hi])
     for lo, hi in runs:
         libc.madvise(lo, hi - lo, 14)  # MADV_HUGEPAGE: now, and later growth too
-    return libc
+    return libc.madvise
 
 
 def collapse_heap_into_huge_pages():
@@ -667,12 +670,12 @@ def collapse_heap_into_huge_pages():
     halves the cost of each call's fork and exit. Each mapping is collapsed on its own: one that
     cannot be would stop the rest. Best effort: nothing happens where it is missing."""
     try:
-        libc = mark_huge()
+        madvise = mark_huge()
         huge = 1 << 21
         for lo, hi in anonymous_mappings():
             lo, hi = (lo + huge - 1) & ~(huge - 1), hi & ~(huge - 1)
             if hi - lo >= huge:
-                libc.madvise(lo, hi - lo, 25)  # MADV_COLLAPSE: now
+                madvise(lo, hi - lo, 25)  # MADV_COLLAPSE: now
     except Exception:
         pass
 
