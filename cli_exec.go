@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -309,15 +310,26 @@ func execBench(c *cli.Context) error {
 		return printJSON(c, map[string]any{"workloads": reports})
 	}
 	w := c.App.Writer
-	fmt.Fprintf(w, "%-8s %-26s %9s %10s %9s %9s %9s %7s\n", "workload", "runner", "calls", "calls/s", "p50 ms", "p90 ms", "p99 ms", "errors")
+	fmt.Fprintf(w, "%-8s %-26s %9s %10s %9s %9s %9s %7s %11s %13s\n", "workload", "runner", "calls", "calls/s", "p50 ms", "p90 ms", "p99 ms", "errors",
+		"cpu ms/call", "in call's own")
 	for _, r := range reports {
 		line := func(label string, b exec.BenchResult) {
-			fmt.Fprintf(w, "%-8s %-26s %9d %10.1f %9.1f %9.1f %9.1f %7d\n", b.Workload, label, b.Calls, b.CallsPerS, b.P50MS, b.P90MS, b.P99MS, b.Errors)
+			fmt.Fprintf(w, "%-8s %-26s %9d %10.1f %9.1f %9.1f %9.1f %7d", b.Workload, label, b.Calls, b.CallsPerS, b.P50MS, b.P90MS, b.P99MS, b.Errors)
+			if b.CPUMSPerCall > 0 {
+				fmt.Fprintf(w, " %11.2f %13.2f", b.CPUMSPerCall, b.CallCPUMSPerCall)
+			}
+			fmt.Fprintln(w)
 		}
 		line(r.Runner, r.BenchResult)
 		if r.Baseline != nil {
 			line("fresh python, no sandbox", *r.Baseline)
 			fmt.Fprintf(w, "%-8s %-26s %9s %9.1fx\n", r.Workload, "speed-up", "", r.SpeedUp)
+		}
+	}
+	for _, r := range reports {
+		if r.CallCPUBoundPerS > 0 {
+			fmt.Fprintf(w, "%s: %.2f ms of CPU per call ran in the calls' own processes (their code, page faults and exit), so %d cores cannot run more than %.0f calls/s of it, however little the pool itself costs\n",
+				r.Workload, r.CallCPUMSPerCall, runtime.NumCPU(), r.CallCPUBoundPerS)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,12 @@ type BenchResult struct {
 	P99MS       float64 `json:"p99_ms"`
 	Errors      int     `json:"errors"`
 	SecondsRun  float64 `json:"seconds"`
+	// Local runners only (Linux): the machine's CPU time per call (every process, this one and
+	// the sandboxes included), the CPU per call of the processes that ran the calls' code, and the
+	// calls/s the machine's cores could give if nothing else cost anything (cpu.go).
+	CPUMSPerCall     float64 `json:"cpu_ms_per_call,omitempty"`
+	CallCPUMSPerCall float64 `json:"call_cpu_ms_per_call,omitempty"`
+	CallCPUBoundPerS float64 `json:"call_cpu_bound_per_s,omitempty"`
 }
 
 // Bench keeps concurrency calls of workload in flight on r for duration and reports the
@@ -56,6 +63,15 @@ func Bench(ctx context.Context, r Runner, workload string, concurrency int, dura
 		next      atomic.Int64
 		wg        sync.WaitGroup
 	)
+	local := false
+	switch r.(type) {
+	case *Pool, *FreshRunner:
+		local = true
+	}
+	var cpu0 cpuSample // zero (not ok) unless local
+	if local {
+		cpu0 = sampleCPU()
+	}
 	start := time.Now()
 	deadline := start.Add(duration)
 	for w := 0; w < concurrency; w++ {
@@ -82,11 +98,28 @@ func Bench(ctx context.Context, r Runner, workload string, concurrency int, dura
 		return BenchResult{}, fmt.Errorf("exec bench %s: %w", workload, err)
 	}
 	sort.Float64s(latencies)
-	return BenchResult{
+	res := BenchResult{
 		Workload: workload, Concurrency: concurrency, Calls: len(latencies),
 		CallsPerS: float64(len(latencies)) / elapsed, Errors: int(errors.Load()), SecondsRun: elapsed,
 		P50MS: Percentile(latencies, 0.50), P90MS: Percentile(latencies, 0.90), P99MS: Percentile(latencies, 0.99),
-	}, nil
+	}
+	if local && cpu0.ok && len(latencies) > 0 {
+		res.addCPU(cpu0, sampleCPU())
+	}
+	return res, nil
+}
+
+// addCPU sets the CPU figures from the readings before and after the run.
+func (r *BenchResult) addCPU(before, after cpuSample) {
+	if !after.ok {
+		return
+	}
+	n := float64(r.Calls)
+	r.CPUMSPerCall = float64((after.machine - before.machine).Microseconds()) / 1000 / n
+	r.CallCPUMSPerCall = float64((after.waited - before.waited).Microseconds()) / 1000 / n
+	if r.CallCPUMSPerCall > 0 {
+		r.CallCPUBoundPerS = float64(runtime.NumCPU()) * 1000 / r.CallCPUMSPerCall
+	}
 }
 
 // Percentile returns the q-quantile of sorted values (nearest rank), 0 for none.

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 // BenchmarkPoolPrintSequential is one call at a time through one warm worker: the per-call
@@ -32,5 +33,40 @@ func BenchmarkFreshPrintSequential(b *testing.B) {
 		if r := f.Run(ctx, Call{Code: "print('hello')"}); r.Status != StatusOK {
 			b.Fatalf("%+v", r)
 		}
+	}
+}
+
+// TestCallCPUIsCounted checks the bench's CPU accounting: a call that burns 300 ms of CPU in its
+// own process shows up in the tree's waited-for CPU (through the sandbox, where the template
+// waits for the call's child) and in the machine's busy time.
+func TestCallCPUIsCounted(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workers = 1
+	p := newTestPool(t, cfg)
+	ctx := context.Background()
+	before := sampleCPU()
+	if !before.ok {
+		t.Skip("no /proc accounting here")
+	}
+	r := p.Run(ctx, Call{Code: "import time\nwhile time.process_time() < 0.3:\n    pass\nprint('done')"})
+	if r.Status != StatusOK {
+		t.Fatalf("%+v", r)
+	}
+	after := sampleCPU()
+	if !after.ok {
+		t.Fatal("accounting failed after the call")
+	}
+	if d := after.waited - before.waited; d < 250*time.Millisecond || d > 2*time.Second {
+		t.Errorf("the call's process used ~300 ms; the tree's waited-for CPU grew by %v", d)
+	}
+	if d := after.machine - before.machine; d < 250*time.Millisecond {
+		t.Errorf("the machine's busy time grew by only %v", d)
+	}
+	res, err := Bench(ctx, p, "print", 2, 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CPUMSPerCall <= 0 || res.CallCPUMSPerCall <= 0 || res.CallCPUBoundPerS <= 0 {
+		t.Errorf("bench reported no CPU figures: %+v", res)
 	}
 }
