@@ -3,9 +3,10 @@ package exec
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
+	"os"
 	osexec "os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -51,11 +52,22 @@ func (f *FreshRunner) Run(ctx context.Context, c Call) Result {
 	if c.MemoryMB > 0 {
 		lim.memoryMB = c.MemoryMB
 	}
-	conf, _ := json.Marshal(map[string]any{"once": map[string]any{
-		"memory_mb": lim.memoryMB, "cpu_s": lim.cpuS, "file_mb": lim.fileMB}})
 	runCtx, cancel := context.WithTimeout(ctx, lim.timeout)
 	defer cancel()
-	cmd := osexec.CommandContext(runCtx, f.python, "-I", "-c", zygoteSource, string(conf), c.Code)
+	// The harness alone, not the zygote: a fresh interpreter per call pays for every line it
+	// compiles and every module it imports, and the baseline should pay what code-judge's does.
+	args := []string{"-I", "-c", harnessSource + freshMain, strconv.Itoa(lim.memoryMB), strconv.Itoa(lim.cpuS), strconv.Itoa(lim.fileMB)}
+	if len(c.Code) <= maxArgCode {
+		args = append(args, "code", c.Code)
+	} else {
+		path, err := writeTemp(c.Code)
+		if err != nil {
+			return internalResult("baseline: %v", err)
+		}
+		defer os.Remove(path)
+		args = append(args, "file", path)
+	}
+	cmd := osexec.CommandContext(runCtx, f.python, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
@@ -86,6 +98,30 @@ func (f *FreshRunner) Run(ctx context.Context, c Call) Result {
 		return internalResult("run %s: %v", f.python, err)
 	}
 	return res
+}
+
+// freshMain follows the harness in a baseline interpreter: argv is memory MB, CPU s, file MB,
+// then "code" and the code, or "file" and a file holding it.
+const freshMain = `
+_lim = [int(v) for v in sys.argv[1:4]]
+run_once(*_lim, **{"code" if sys.argv[4] == "code" else "path": sys.argv[5]})
+`
+
+// maxArgCode is the longest code passed as an argument: Linux refuses one over 128 KiB.
+const maxArgCode = 64 << 10
+
+// writeTemp writes code to a new temporary file, for code too long to be an argument.
+func writeTemp(code string) (string, error) {
+	f, err := os.CreateTemp("", "gorstar-fresh-*.py")
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.WriteString(code); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), f.Close()
 }
 
 // RunBatch runs calls concurrently (at most Workers at once) and returns results in order.

@@ -74,8 +74,18 @@ func testHarnessSemantics(t *testing.T, kind string) {
 	checkHarnessSemantics(t, newTestPool(t, sandboxConfig(kind)))
 }
 
-// checkHarnessSemantics runs the harness cases on pool p.
-func checkHarnessSemantics(t *testing.T, p *Pool) {
+// TestFreshRunnerHarness runs the harness cases through the bench's baseline, which runs
+// harness.py alone in a fresh interpreter per call: the bench compares designs, not harnesses.
+func TestFreshRunnerHarness(t *testing.T) {
+	f, err := NewFreshRunner(testConfig(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHarnessSemantics(t, f)
+}
+
+// checkHarnessSemantics runs the harness cases on p.
+func checkHarnessSemantics(t *testing.T, p Runner) {
 	cases := []struct {
 		name, code, stdin string
 		status            Status

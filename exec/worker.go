@@ -17,8 +17,16 @@ import (
 	"time"
 )
 
+// harnessSource runs a call's code (harness.py): on its own, the bench's baseline of one fresh
+// interpreter per call; with zygote.py after it, the pool's zygote.
+//
+//go:embed harness.py
+var harnessSource string
+
 //go:embed zygote.py
-var zygoteSource string
+var zygotePart string
+
+var zygoteSource = harnessSource + "\n\n" + zygotePart
 
 // zygoteEnv carries the zygote's source into the sandbox; zygoteBootstrap runs it.
 const (
