@@ -310,8 +310,11 @@ func execBench(c *cli.Context) error {
 		return printJSON(c, map[string]any{"workloads": reports})
 	}
 	w := c.App.Writer
-	fmt.Fprintf(w, "%-8s %-26s %9s %10s %9s %9s %9s %7s %11s %13s\n", "workload", "runner", "calls", "calls/s", "p50 ms", "p90 ms", "p99 ms", "errors",
-		"cpu ms/call", "in call's own")
+	fmt.Fprintf(w, "%-8s %-26s %9s %10s %9s %9s %9s %7s", "workload", "runner", "calls", "calls/s", "p50 ms", "p90 ms", "p99 ms", "errors")
+	if len(reports) > 0 && reports[0].CPUMSPerCall > 0 {
+		fmt.Fprintf(w, " %11s %13s", "cpu ms/call", "in call's own")
+	}
+	fmt.Fprintln(w)
 	for _, r := range reports {
 		line := func(label string, b exec.BenchResult) {
 			fmt.Fprintf(w, "%-8s %-26s %9d %10.1f %9.1f %9.1f %9.1f %7d", b.Workload, label, b.Calls, b.CallsPerS, b.P50MS, b.P90MS, b.P99MS, b.Errors)
