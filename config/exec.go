@@ -17,6 +17,7 @@ type Exec struct {
 	CPUSeconds        int      `toml:"cpu_seconds" comment:"CPU time per call (0 = only the wall clock)."`
 	MaxProcesses      int      `toml:"max_processes" comment:"Processes and threads a call may have at once, itself included."`
 	MaxFileMB         int      `toml:"max_file_mb" comment:"Largest file a call may write."`
+	TmpMB             int      `toml:"tmp_mb" comment:"Size of each worker's private /tmp (memory); a call that fills it gets 'No space left on device'."`
 	OutputChars       int      `toml:"output_chars" comment:"stdout and stderr are each cut to this many characters (first half + last half)."`
 	MaxOutputBytes    int      `toml:"max_output_bytes" comment:"A call printing more than this is killed (status output_limit)."`
 	ToolTextChars     int      `toml:"tool_text_chars" comment:"The tool response the model sees is cut to this many characters (0 = no cut)."`
@@ -39,6 +40,7 @@ func DefaultExec() Exec {
 		CPUSeconds:        4,
 		MaxProcesses:      16,
 		MaxFileMB:         16,
+		TmpMB:             256,
 		OutputChars:       1000,
 		MaxOutputBytes:    1 << 20,
 		ToolTextChars:     256,
@@ -57,6 +59,7 @@ func (e Exec) Validate() error {
 		atLeast("exec.cpu_seconds", e.CPUSeconds, 0),
 		atLeast("exec.max_processes", e.MaxProcesses, 1),
 		atLeast("exec.max_file_mb", e.MaxFileMB, 1),
+		atLeast("exec.tmp_mb", e.TmpMB, 1),
 		atLeast("exec.output_chars", e.OutputChars, 1),
 		atLeast("exec.max_output_bytes", e.MaxOutputBytes, 1024),
 		atLeast("exec.tool_text_chars", e.ToolTextChars, 0),

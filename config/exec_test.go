@@ -19,6 +19,7 @@ func TestExecValidateNamesTheKey(t *testing.T) {
 		{"exec.timeout", func(e *Exec) { e.Timeout = D(0) }},
 		{"exec.memory_mb", func(e *Exec) { e.MemoryMB = 1 }},
 		{"exec.max_processes", func(e *Exec) { e.MaxProcesses = 0 }},
+		{"exec.tmp_mb", func(e *Exec) { e.TmpMB = 0 }},
 		{"exec.output_chars", func(e *Exec) { e.OutputChars = 0 }},
 		{"exec.session_idle", func(e *Exec) { e.SessionIdle = D(-time.Second) }},
 		{"exec.sessions_per_worker", func(e *Exec) { e.SessionsPerWorker = 64 }},

@@ -88,7 +88,21 @@ func testLimitsContainHostileCode(t *testing.T, kind string) {
 		{"write the working tree", fmt.Sprintf("open(%q, 'w').write('x')", target), StatusError, nil},
 		{"write the system", "open('/usr/evil', 'w').write('x')", StatusError, nil},
 		{"socket to the host", fmt.Sprintf("import socket\ns = socket.create_connection(('127.0.0.1', %d), timeout=1)", port), StatusError, nil},
-		{"big file", "open('/tmp/big', 'wb').write(b'0' * (64 << 20))", StatusError, nil},
+		{"big file", "open('/tmp/big', 'wb').write(b'0' * (64 << 20))", StatusError, func(t *testing.T, r Result) {
+			if !strings.Contains(r.Stderr, "File too large") {
+				t.Errorf("not stopped by the file size limit: %q", r.Stderr)
+			}
+		}},
+		// /tmp is memory: many files under the size limit fill it up to exec.tmp_mb (32 MB here),
+		// and the next call has all of it again.
+		{"fill /tmp", "for i in range(8):\n    open('/tmp/f%d' % i, 'wb').write(b'0' * (15 << 20))", StatusError, func(t *testing.T, r Result) {
+			if !strings.Contains(r.Stderr, "No space left on device") {
+				t.Errorf("stderr %q, want No space left on device", r.Stderr)
+			}
+			if r := run(t, p, Call{Code: "open('/tmp/g', 'wb').write(b'0' * (15 << 20))\nprint('room')"}); r.Status != StatusOK || r.Stdout != "room\n" {
+				t.Errorf("the next call had no room in /tmp: %+v", r)
+			}
+		}},
 		{"setuid back to root", "import os\nos.setuid(0)", StatusError, nil},
 		{"write the root", "open('/evil', 'w').write('x')", StatusError, nil},
 		{"write /proc/sys", "open('/proc/sys/kernel/hostname', 'w').write('host')", StatusError, nil},

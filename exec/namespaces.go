@@ -40,6 +40,7 @@ type nsInitConf struct {
 	Path   string    `json:"path"`
 	Argv   []string  `json:"argv"`
 	AsRoot bool      `json:"as_root"` // keep the zygote's few capabilities (no user namespace)
+	TmpMB  int       `json:"tmp_mb"`  // size of /tmp
 }
 
 // nsLayout lists the host paths the sandbox shows, as bwrapArgs does: the system directories
@@ -93,7 +94,7 @@ func (s *sandbox) nsCommand(prefixes []string, path string, argv, extraEnv []str
 	if err != nil {
 		return nil, err
 	}
-	conf, err := json.Marshal(nsInitConf{Mounts: mounts, Env: sandboxEnv, Path: path, Argv: argv, AsRoot: s.asRoot})
+	conf, err := json.Marshal(nsInitConf{Mounts: mounts, Env: sandboxEnv, Path: path, Argv: argv, AsRoot: s.asRoot, TmpMB: s.tmpMB})
 	if err != nil {
 		return nil, err
 	}

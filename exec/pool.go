@@ -76,6 +76,7 @@ func NewPool(ctx context.Context, cfg config.Exec) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
+	sb.tmpMB = cfg.TmpMB
 	n := cfg.Workers
 	if n == 0 {
 		n = 2 * runtime.NumCPU()

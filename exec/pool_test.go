@@ -19,6 +19,7 @@ func testConfig() config.Exec {
 	cfg.Timeout = config.D(2 * time.Second)
 	cfg.CPUSeconds = 2
 	cfg.QueueSize = 64
+	cfg.TmpMB = 32 // above max_file_mb (16), so that "big file" still meets the file size limit first
 	return cfg
 }
 

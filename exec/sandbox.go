@@ -6,6 +6,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gorstar/usererr"
@@ -30,6 +31,7 @@ type sandbox struct {
 	python string // real path of the interpreter
 	prefix string // the interpreter's installation prefix (bound read-only)
 	asRoot bool   // children can drop to their own uids (we are root)
+	tmpMB  int    // size of each worker's /tmp, a tmpfs (memory)
 }
 
 // ResolvePython returns the real path of an interpreter and its installation prefixes, following
@@ -150,7 +152,7 @@ func (s *sandbox) bwrapArgs(prefixes []string) []string {
 		a = append(a, "--ro-bind", p, p)
 		created[p] = true
 	}
-	a = append(a, "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp")
+	a = append(a, "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", strconv.Itoa(max(s.tmpMB, 1)<<20), "--tmpfs", "/tmp")
 	if s.asRoot {
 		// The zygote keeps only what it needs to drop each child to its own uid, to end a child's
 		// processes and to clean /tmp after a call; children have no capabilities at all.
