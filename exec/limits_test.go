@@ -122,6 +122,9 @@ func testLimitsContainHostileCode(t *testing.T, kind string) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "fill /tmp" && p.sb.kind == SandboxBwrap && !p.sb.bwrapSize {
+				t.Skip("this bwrap cannot bound /tmp (--size needs bubblewrap 0.7+)")
+			}
 			start := time.Now()
 			timeout := 5.0 // generous: the machine may be busy
 			if tc.status == StatusTimeout {

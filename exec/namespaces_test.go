@@ -55,6 +55,43 @@ func TestAutoPicksBwrapThenNamespaces(t *testing.T) {
 	}
 }
 
+// auto takes a bwrap that can bound /tmp (--size, bubblewrap 0.7+); an older one only when
+// gorstar's own namespaces are not available, and then without the bound.
+func TestAutoPassesOverBwrapWithoutSize(t *testing.T) {
+	exe, _, err := ResolvePython("python3")
+	if err != nil {
+		t.Skipf("no python3: %v", err)
+	}
+	if BwrapAvailable() {
+		sb, _, err := chooseSandbox(SandboxAuto, exe)
+		if err != nil || !sb.bwrapSize || !strings.Contains(strings.Join(sb.bwrapArgs(nil), " "), "--size") {
+			t.Fatalf("this bwrap takes --size, auto should use it: %+v, %v", sb, err)
+		}
+	}
+	dir := t.TempDir()
+	old := "#!/bin/sh\necho 'usage: bwrap [OPTIONS...] [--] COMMAND [ARGS...]'\necho '    --tmpfs DEST   Mount new tmpfs on DEST'\n"
+	if err := os.WriteFile(dir+"/bwrap", []byte(old), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	if bwrapHasSize(dir + "/bwrap") {
+		t.Fatal("an old bwrap's help has no --size")
+	}
+	sb, _, err := chooseSandbox(SandboxBwrap, exe)
+	if err != nil || sb.bwrapSize || strings.Contains(strings.Join(sb.bwrapArgs(nil), " "), "--size") {
+		t.Fatalf("an old bwrap asked for: %+v, %v", sb, err)
+	}
+	sb, _, err = chooseSandbox(SandboxAuto, exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, nsErr := chooseSandbox(SandboxNamespaces, exe); nsErr == nil && sb.kind != SandboxNamespaces {
+		t.Fatalf("auto with an old bwrap and namespaces available picked %q", sb.kind)
+	} else if nsErr != nil && sb.kind != SandboxBwrap {
+		t.Fatalf("auto with an old bwrap and no namespaces picked %q", sb.kind)
+	}
+}
+
 // A failing step of the init says which one, on one line, and exits 127.
 func TestNamespaceInitNamesTheFailedStep(t *testing.T) {
 	exe, prefixes, err := ResolvePython("python3")

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -32,6 +33,9 @@ type sandbox struct {
 	prefix string // the interpreter's installation prefix (bound read-only)
 	asRoot bool   // children can drop to their own uids (we are root)
 	tmpMB  int    // size of each worker's /tmp, a tmpfs (memory)
+	// bwrapSize: bwrap can bound /tmp (--size: bubblewrap 0.7+, and not a setuid bwrap, which
+	// refuses it). Without it bwrap's /tmp is bounded only by the file size limit per file.
+	bwrapSize bool
 }
 
 // ResolvePython returns the real path of an interpreter and its installation prefixes, following
@@ -152,7 +156,11 @@ func (s *sandbox) bwrapArgs(prefixes []string) []string {
 		a = append(a, "--ro-bind", p, p)
 		created[p] = true
 	}
-	a = append(a, "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", strconv.Itoa(max(s.tmpMB, 1)<<20), "--tmpfs", "/tmp")
+	a = append(a, "--proc", "/proc", "--dev", "/dev", "--perms", "1777")
+	if s.bwrapSize {
+		a = append(a, "--size", strconv.Itoa(max(s.tmpMB, 1)<<20))
+	}
+	a = append(a, "--tmpfs", "/tmp")
 	if s.asRoot {
 		// The zygote keeps only what it needs to drop each child to its own uid, to end a child's
 		// processes and to clean /tmp after a call; children have no capabilities at all.
@@ -174,8 +182,8 @@ func underSystem(p string) bool {
 }
 
 // chooseSandbox picks the sandbox for kind (auto, bwrap, namespaces, none). auto is bwrap when it
-// is on PATH, else gorstar's own namespaces when the kernel allows them (probed once per
-// interpreter), else ErrNoSandbox.
+// is on PATH and can bound /tmp, else gorstar's own namespaces when the kernel allows them, else
+// an older bwrap (its /tmp bounded per file only), else ErrNoSandbox.
 func chooseSandbox(kind, python string) (*sandbox, []string, error) {
 	exe, prefixes, err := ResolvePython(python)
 	if err != nil {
@@ -184,20 +192,26 @@ func chooseSandbox(kind, python string) (*sandbox, []string, error) {
 	s := &sandbox{python: exe, asRoot: os.Geteuid() == 0}
 	switch kind {
 	case SandboxAuto, "":
-		if path, err := osexec.LookPath("bwrap"); err == nil {
-			s.kind, s.bwrap = SandboxBwrap, path
+		path, err := osexec.LookPath("bwrap")
+		if err == nil && bwrapHasSize(path) {
+			s.kind, s.bwrap, s.bwrapSize = SandboxBwrap, path, true
 			break
 		}
 		s.kind = SandboxNamespaces
-		if err := s.probeNamespaces(prefixes); err != nil {
-			return nil, nil, fmt.Errorf("%w (bwrap is not on PATH; namespaces: %v)", ErrNoSandbox, err)
+		nsErr := s.probeNamespaces(prefixes)
+		switch {
+		case nsErr == nil:
+		case err == nil:
+			s.kind, s.bwrap = SandboxBwrap, path
+		default:
+			return nil, nil, fmt.Errorf("%w (bwrap is not on PATH; namespaces: %v)", ErrNoSandbox, nsErr)
 		}
 	case SandboxBwrap:
 		path, err := osexec.LookPath("bwrap")
 		if err != nil {
 			return nil, nil, usererr.New("exec.sandbox: bwrap not found on PATH: %v", err)
 		}
-		s.kind, s.bwrap = SandboxBwrap, path
+		s.kind, s.bwrap, s.bwrapSize = SandboxBwrap, path, bwrapHasSize(path)
 	case SandboxNamespaces:
 		s.kind = SandboxNamespaces
 		if err := s.probeNamespaces(prefixes); err != nil {
@@ -210,6 +224,16 @@ func chooseSandbox(kind, python string) (*sandbox, []string, error) {
 		return nil, nil, usererr.New("exec.sandbox: want auto, bwrap, namespaces or none, got %q", kind)
 	}
 	return s, prefixes, nil
+}
+
+// bwrapHasSize reports whether the bwrap at path can size a tmpfs: its --help lists --size
+// (bubblewrap 0.7+), and it does not run setuid root for us, as it then refuses the option.
+func bwrapHasSize(path string) bool {
+	if fi, err := os.Stat(path); err != nil || (fi.Mode()&os.ModeSetuid != 0 && os.Geteuid() != 0) {
+		return false
+	}
+	out, _ := osexec.Command(path, "--help").CombinedOutput()
+	return bytes.Contains(out, []byte("--size"))
 }
 
 // BwrapAvailable reports whether bubblewrap is on PATH (tests skip without it).
