@@ -89,16 +89,23 @@ def globals_dict():
     return {"__name__": "__main__", "__builtins__": builtins}
 
 
+def vm_size():
+    """This process's address-space size in bytes (a call's memory limit is this plus its own)."""
+    fd = os.open("/proc/self/statm", os.O_RDONLY)
+    try:
+        return int(os.read(fd, 200).split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    finally:
+        os.close(fd)
+
+
 def run_once(memory_mb, cpu_s, file_mb, code=None, path=None):
     """The baseline design (one fresh interpreter per call): same harness, limits set in-process.
     The code comes inline, or from the file at path when too long for one argument."""
     if path is not None:
         with open(path, encoding="utf-8", errors="surrogateescape") as f:
             code = f.read()
-    mem = memory_mb << 20
-    with open("/proc/self/statm") as f:
-        vm_bytes = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    resource.setrlimit(resource.RLIMIT_AS, (vm_bytes + mem, vm_bytes + mem))
+    limit = vm_size() + (memory_mb << 20)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     if cpu_s > 0:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_mb << 20, file_mb << 20))

@@ -106,7 +106,7 @@ func nsInit(raw string) error {
 	if err := step("mkdir /tmp", os.Mkdir(newRoot+"/tmp", 0o755)); err != nil {
 		return err
 	}
-	if err := step("mount /tmp", unix.Mount("tmpfs", newRoot+"/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=1777,size=%dm", max(c.TmpMB, 1)))); err != nil {
+	if err := step("mount /tmp", unix.Mount("tmpfs", newRoot+"/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=1777,size=%dm", c.TmpMB))); err != nil {
 		return err
 	}
 	// Leave the host: detach its root, then make the new root the root and drop the scratch one

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"gorstar/config"
 	"gorstar/usererr"
 )
 
@@ -32,7 +33,7 @@ type sandbox struct {
 	python string // real path of the interpreter
 	prefix string // the interpreter's installation prefix (bound read-only)
 	asRoot bool   // children can drop to their own uids (we are root)
-	tmpMB  int    // size of each worker's /tmp, a tmpfs (memory)
+	tmpMB  int    // size of each worker's /tmp, a tmpfs (memory): exec.tmp_mb
 	// bwrapSize: bwrap can bound /tmp (--size: bubblewrap 0.7+, and not a setuid bwrap, which
 	// refuses it). Without it bwrap's /tmp is bounded only by the file size limit per file.
 	bwrapSize bool
@@ -158,7 +159,7 @@ func (s *sandbox) bwrapArgs(prefixes []string) []string {
 	}
 	a = append(a, "--proc", "/proc", "--dev", "/dev", "--perms", "1777")
 	if s.bwrapSize {
-		a = append(a, "--size", strconv.Itoa(max(s.tmpMB, 1)<<20))
+		a = append(a, "--size", strconv.Itoa(s.tmpMB<<20))
 	}
 	a = append(a, "--tmpfs", "/tmp")
 	if s.asRoot {
@@ -189,7 +190,7 @@ func chooseSandbox(kind, python string) (*sandbox, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &sandbox{python: exe, asRoot: os.Geteuid() == 0}
+	s := &sandbox{python: exe, asRoot: os.Geteuid() == 0, tmpMB: config.DefaultExec().TmpMB}
 	switch kind {
 	case SandboxAuto, "":
 		path, err := osexec.LookPath("bwrap")

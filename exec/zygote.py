@@ -102,14 +102,6 @@ TEMPLATE_DIAG = 11  # the supervisor's stderr, for the template's last words
 VM_BYTES = 0  # the template's address-space size; a child's limit is this plus the call's memory
 
 
-def vm_size():
-    fd = os.open("/proc/self/statm", os.O_RDONLY)
-    try:
-        return int(os.read(fd, 200).split()[0]) * PAGE
-    finally:
-        os.close(fd)
-
-
 def enter_child(req, nfds):
     """The child's set-up before user code: its own session, limits, an unprivileged uid. Its
     descriptors 0..nfds-1 are the call's; everything above is the template's and is closed. Kept
