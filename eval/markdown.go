@@ -18,7 +18,7 @@ func WriteMarkdown(w io.Writer, s Summary) error {
 	fmt.Fprintln(bw, "| --- | ---: | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: |")
 	writeRow(bw, "all", s.Metrics)
 	for _, source := range slices.Sorted(maps.Keys(s.PerSource)) {
-		writeRow(bw, cmpOrDash(source), s.PerSource[source])
+		writeRow(bw, sourceLabel(source), s.PerSource[source])
 	}
 	if len(s.PassAtKCurve) > 0 {
 		var head, rule, row strings.Builder
@@ -48,7 +48,7 @@ func curveKs(k int) []int {
 	return append(ks, k)
 }
 
-func cmpOrDash(source string) string {
+func sourceLabel(source string) string {
 	if source == "" {
 		return "-"
 	}

@@ -15,8 +15,10 @@ type Sample struct {
 	AnswerTags int
 	// Turns counts assistant turns.
 	Turns int
-	// Truncated is true when the response budget ran out. It is carried for the caller's metrics.
-	Truncated bool
+	// Truncated is true when the response budget ran out, and ResponseTokens counts the
+	// response's tokens. Downsample ignores both; Stats reports them.
+	Truncated      bool
+	ResponseTokens int
 }
 
 // Positive reports whether the rollout counts as correct for RoC (reward > 0, as the release).
