@@ -72,12 +72,21 @@ void gk_rope_backward(float *dx, const int32_t *pos, int T, int heads, int head_
 /* ---- attention (attention.c): causal, grouped-query, tiled (O(L) extra memory) ----------- */
 /* q[B, Lq, nh, hd]; k, v[B, Lk, nkv, hd] with Lq <= Lk: query i sits at key position Lk-Lq+i and
  * sees keys 0..Lk-Lq+i. out[B, Lq, nh, hd]; lse[B, nh, Lq] (log-sum-exp of the scaled scores,
- * saved for backward, may be NULL). nh must be a multiple of nkv. */
+ * saved for backward, may be NULL). nh must be a multiple of nkv.
+ *
+ * Document masking (several sequences packed into one row): doc_start[B, Lk] (may be NULL: one
+ * document per row, plain causal) gives for key position p of row b the position where p's
+ * document begins, so the query at p sees keys doc_start[b, p]..p only. Documents are contiguous:
+ * doc_start[b, 0] = 0 and doc_start[b, p] is p (a new document) or doc_start[b, p-1]. Pairs across
+ * documents cost nothing: tiles are cut at document boundaries and only tiles inside one document
+ * are computed. Values outside [0, p] are clamped (memory-safe, but the result is then undefined).
+ * With every entry 0 the result is the same bits as with NULL. */
 void gk_attention_forward(float *out, float *lse, const float *q, const float *k, const float *v,
-                          int B, int Lq, int Lk, int nh, int nkv, int hd, float scale);
+                          const int32_t *doc_start, int B, int Lq, int Lk, int nh, int nkv, int hd, float scale);
 void gk_attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *q,
                            const float *k, const float *v, const float *out, const float *lse,
-                           int B, int Lq, int Lk, int nh, int nkv, int hd, float scale);
+                           const int32_t *doc_start, int B, int Lq, int Lk, int nh, int nkv, int hd,
+                           float scale);
 /* One decode step for nseq sequences, each with one new query token and its own cache
  * (attention_decode.c). q and out are [nseq, nh, hd]. k_caches[s] and v_caches[s] (device
  * pointers, in host arrays of nseq entries) are [capacity, nkv, hd] with kv_lens[s] >= 1 valid rows

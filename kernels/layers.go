@@ -66,6 +66,15 @@ func attentionCheck(op string, B, Lq, Lk, nh, nkv, hd int) {
 // AttentionForward is causal grouped-query attention: q[B,Lq,nh,hd], k and v [B,Lk,nkv,hd], Lq ≤ Lk,
 // query i at key position Lk-Lq+i. It writes out[B,Lq,nh,hd] and lse[B,nh,Lq] (may be the zero Buf).
 func AttentionForward(out, lse, q, k, v Buf, B, Lq, Lk, nh, nkv, hd int, scale float32) {
+	AttentionForwardDocs(out, lse, q, k, v, Buf{}, B, Lq, Lk, nh, nkv, hd, scale)
+}
+
+// AttentionForwardDocs is AttentionForward with document masking, for several sequences packed
+// into one row: docStart (int32 [B,Lk]) gives for key position p of row b the position where p's
+// document begins, and the query at key position p sees keys docStart[b,p]..p only. Documents are
+// contiguous (see CheckDocStarts); pairs across documents are skipped, not computed and masked.
+// The zero Buf is one document per row (AttentionForward); so is a docStart of zeros, bit for bit.
+func AttentionForwardDocs(out, lse, q, k, v, docStart Buf, B, Lq, Lk, nh, nkv, hd int, scale float32) {
 	op := "AttentionForward"
 	attentionCheck(op, B, Lq, Lk, nh, nkv, hd)
 	need(op, "out", out, B*Lq*nh*hd, F32)
@@ -73,13 +82,19 @@ func AttentionForward(out, lse, q, k, v Buf, B, Lq, Lk, nh, nkv, hd int, scale f
 	need(op, "q", q, B*Lq*nh*hd, F32)
 	need(op, "k", k, B*Lk*nkv*hd, F32)
 	need(op, "v", v, B*Lk*nkv*hd, F32)
-	C.gk_attention_forward(fp(out), fp(lse), fp(q), fp(k), fp(v), C.int(B), C.int(Lq), C.int(Lk), C.int(nh),
-		C.int(nkv), C.int(hd), C.float(scale))
+	docStartCheck(op, docStart, B, Lk)
+	C.gk_attention_forward(fp(out), fp(lse), fp(q), fp(k), fp(v), ip(docStart), C.int(B), C.int(Lq), C.int(Lk),
+		C.int(nh), C.int(nkv), C.int(hd), C.float(scale))
 }
 
 // AttentionBackward adds the gradients into dq, dk, dv (any may be the zero Buf) from dout and the
 // forward's inputs, out and lse (lse may be the zero Buf: it is then recomputed).
 func AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse Buf, B, Lq, Lk, nh, nkv, hd int, scale float32) {
+	AttentionBackwardDocs(dq, dk, dv, dout, q, k, v, out, lse, Buf{}, B, Lq, Lk, nh, nkv, hd, scale)
+}
+
+// AttentionBackwardDocs is AttentionBackward for AttentionForwardDocs: pass the forward's docStart.
+func AttentionBackwardDocs(dq, dk, dv, dout, q, k, v, out, lse, docStart Buf, B, Lq, Lk, nh, nkv, hd int, scale float32) {
 	op := "AttentionBackward"
 	attentionCheck(op, B, Lq, Lk, nh, nkv, hd)
 	optional(op, "dq", dq, B*Lq*nh*hd, F32)
@@ -91,8 +106,61 @@ func AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse Buf, B, Lq, Lk, nh, n
 	need(op, "v", v, B*Lk*nkv*hd, F32)
 	need(op, "out", out, B*Lq*nh*hd, F32)
 	optional(op, "lse", lse, B*nh*Lq, F32)
-	C.gk_attention_backward(fp(dq), fp(dk), fp(dv), fp(dout), fp(q), fp(k), fp(v), fp(out), fp(lse),
+	docStartCheck(op, docStart, B, Lk)
+	C.gk_attention_backward(fp(dq), fp(dk), fp(dv), fp(dout), fp(q), fp(k), fp(v), fp(out), fp(lse), ip(docStart),
 		C.int(B), C.int(Lq), C.int(Lk), C.int(nh), C.int(nkv), C.int(hd), C.float(scale))
+}
+
+// docStartCheck panics unless docStart is the zero Buf or int32 [B,Lk] holding contiguous
+// documents. The values are checked where the buffer is host memory (the CPU backend); on a GPU
+// the caller is trusted (the kernels clamp out-of-range values, so a bad one gives wrong results,
+// never a bad memory access).
+func docStartCheck(op string, docStart Buf, B, Lk int) {
+	if docStart.IsNil() {
+		return
+	}
+	need(op, "docStart", docStart, B*Lk, I32)
+	if host := docStart.Int32s(); host != nil {
+		if err := CheckDocStarts(host[:B*Lk], B, Lk); err != nil {
+			panic(fmt.Sprintf("kernels: %s: %v", op, err))
+		}
+	}
+}
+
+// CheckDocStarts reports whether starts ([B,L], row by row) describe contiguous documents: in
+// every row, starts[0] = 0 and starts[p] is p (a document begins) or starts[p-1] (it goes on).
+func CheckDocStarts(starts []int32, B, L int) error {
+	if len(starts) < B*L {
+		return fmt.Errorf("document starts: %d values for %d×%d", len(starts), B, L)
+	}
+	for b := 0; b < B; b++ {
+		row := starts[b*L : (b+1)*L]
+		for p, s := range row {
+			if int(s) != p && (p == 0 || s != row[p-1]) {
+				return fmt.Errorf("document starts: row %d position %d starts at %d, want %d or the previous %d",
+					b, p, s, p, row[max(p-1, 0)])
+			}
+		}
+	}
+	return nil
+}
+
+// DocStarts fills starts (L values) for one row holding documents of the given lengths one after
+// another from position 0; positions past their sum are one-token documents (padding that sees
+// only itself). It returns the number of positions the documents cover.
+func DocStarts(starts []int32, lengths []int) int {
+	p := 0
+	for _, n := range lengths {
+		for i := 0; i < n && p < len(starts); i++ {
+			starts[p] = int32(p - i)
+			p++
+		}
+	}
+	covered := p
+	for ; p < len(starts); p++ {
+		starts[p] = int32(p)
+	}
+	return covered
 }
 
 // SwiGLUForward computes out = silu(gate) * up over n elements.

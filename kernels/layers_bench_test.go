@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // Benchmarks of the non-GEMM ops on the `small` preset's shapes (batch 8 x 512 tokens, hidden 512,
@@ -105,6 +106,64 @@ func BenchmarkElementwise(b *testing.B) {
 					op.run()
 				}
 				b.ReportMetric(float64(op.bytes)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+		})
+	}
+}
+
+// BenchmarkAttentionPacked compares attention over rows of packed documents with plain causal
+// attention over the same rows (2 x 2048 tokens, the `small` preset's heads), alternating the two
+// in every iteration so both see the same machine load. Documents are 64–1024 tokens (seeded),
+// packed one after another, the last one in a row cut to fit. It reports the time ratio
+// packed/causal and the ideal one, the ratio of visible score cells (Σ n(n+1)/2 over documents
+// against L(L+1)/2 per row), and each side's GFLOP/s over the cells it must compute.
+func BenchmarkAttentionPacked(b *testing.B) {
+	const B, L = 2, 2048
+	r := rand.New(rand.NewPCG(7, 8))
+	T := B * L
+	q, k, v := buf(b, randn(r, T*benchNH*benchHD, 1)), buf(b, randn(r, T*benchNKV*benchHD, 1)), buf(b, randn(r, T*benchNKV*benchHD, 1))
+	out, lse := zeros(b, T*benchNH*benchHD), zeros(b, B*benchNH*L)
+	dq, dk, dv := zeros(b, T*benchNH*benchHD), zeros(b, T*benchNKV*benchHD), zeros(b, T*benchNKV*benchHD)
+	rows := make([][]int, B)
+	packedCells := 0.0
+	for row := range rows {
+		for left := L; left > 0; {
+			n := min(64+r.IntN(961), left)
+			rows[row] = append(rows[row], n)
+			packedCells += float64(n) * float64(n+1) / 2
+			left -= n
+		}
+	}
+	docs := bufI32(b, docStartsFor(rows, L))
+	causalCells := float64(B) * float64(L) * float64(L+1) / 2
+	perCell := float64(benchNH * benchHD * 4) // q k and p v: 2 products of hd multiply-adds per head
+	forward := func(ds Buf) {
+		AttentionForwardDocs(out, lse, q, k, v, ds, B, L, L, benchNH, benchNKV, benchHD, 0.125)
+	}
+	backward := func(ds Buf) {
+		AttentionBackwardDocs(dq, dk, dv, out, q, k, v, out, lse, ds, B, L, L, benchNH, benchNKV, benchHD, 0.125)
+	}
+	for _, pass := range []struct {
+		name  string
+		run   func(Buf)
+		flops float64 // per cell, relative to the forward's
+	}{{"forward", forward, 1}, {"backward", backward, 2.5}} {
+		b.Run(pass.name, func(b *testing.B) {
+			forThreads(b, func(b *testing.B) {
+				var causal, packed time.Duration
+				for i := 0; i < b.N; i++ {
+					t0 := time.Now()
+					pass.run(Buf{})
+					t1 := time.Now()
+					pass.run(docs)
+					packed += time.Since(t1)
+					causal += t1.Sub(t0)
+				}
+				b.ReportMetric(packed.Seconds()/causal.Seconds(), "packed/causal")
+				b.ReportMetric(packedCells/causalCells, "ideal")
+				n := float64(b.N) * perCell * pass.flops / 1e9
+				b.ReportMetric(n*causalCells/causal.Seconds(), "causal-GFLOP/s")
+				b.ReportMetric(n*packedCells/packed.Seconds(), "packed-GFLOP/s")
 			})
 		})
 	}

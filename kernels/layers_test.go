@@ -67,12 +67,12 @@ func TestAttention(t *testing.T) {
 			out, lse := zeros(t, nq), zeros(t, c.B*c.nh*c.Lq)
 			qb, kb, vb := buf(t, q), buf(t, k), buf(t, v)
 			AttentionForward(out, lse, qb, kb, vb, c.B, c.Lq, c.Lk, c.nh, c.nkv, c.hd, float32(scale))
-			wantOut, wantLse := refAttention(q, k, v, c.B, c.Lq, c.Lk, c.nh, c.nkv, c.hd, scale)
+			wantOut, wantLse := refAttention(q, k, v, nil, c.B, c.Lq, c.Lk, c.nh, c.nkv, c.hd, scale)
 			closeTo(t, "out", read(out), wantOut, 1e-5, 1e-5)
 			closeTo(t, "lse", read(lse), wantLse, 1e-5, 1e-5)
 
 			loss := func(q, k, v []float64) float64 {
-				o, _ := refAttention(q, k, v, c.B, c.Lq, c.Lk, c.nh, c.nkv, c.hd, scale)
+				o, _ := refAttention(q, k, v, nil, c.B, c.Lq, c.Lk, c.nh, c.nkv, c.hd, scale)
 				return dotAll(dy, o)
 			}
 			gq := numericGrad(func(x []float64) float64 { return loss(x, k, v) }, q)
@@ -106,10 +106,10 @@ func TestAttentionTiles(t *testing.T) {
 		out, lse := zeros(t, nq), zeros(t, B*nh*Lq)
 		qb, kb, vb := buf(t, q), buf(t, k), buf(t, v)
 		AttentionForward(out, lse, qb, kb, vb, B, Lq, Lk, nh, nkv, hd, float32(scale))
-		wantOut, wantLse := refAttention(q, k, v, B, Lq, Lk, nh, nkv, hd, scale)
+		wantOut, wantLse := refAttention(q, k, v, nil, B, Lq, Lk, nh, nkv, hd, scale)
 		closeTo(t, "out", read(out), wantOut, 1e-5, 1e-4)
 		closeTo(t, "lse", read(lse), wantLse, 1e-5, 1e-5)
-		gq, gk, gv := refAttentionBackward(dy, q, k, v, B, Lq, Lk, nh, nkv, hd, scale)
+		gq, gk, gv := refAttentionBackward(dy, q, k, v, nil, B, Lq, Lk, nh, nkv, hd, scale)
 		for _, l := range []Buf{lse, {}} {
 			dq, dk, dv := zeros(t, nq), zeros(t, nk), zeros(t, nk)
 			AttentionBackward(dq, dk, dv, buf(t, dy), qb, kb, vb, out, l, B, Lq, Lk, nh, nkv, hd, float32(scale))
@@ -125,10 +125,10 @@ func TestAttentionReferenceBackward(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	q, k, v, dy := randn(r, B*Lq*nh*hd, 1), randn(r, B*Lk*nkv*hd, 1), randn(r, B*Lk*nkv*hd, 1), randn(r, B*Lq*nh*hd, 1)
 	loss := func(q, k, v []float64) float64 {
-		o, _ := refAttention(q, k, v, B, Lq, Lk, nh, nkv, hd, 0.5)
+		o, _ := refAttention(q, k, v, nil, B, Lq, Lk, nh, nkv, hd, 0.5)
 		return dotAll(dy, o)
 	}
-	gq, gk, gv := refAttentionBackward(dy, q, k, v, B, Lq, Lk, nh, nkv, hd, 0.5)
+	gq, gk, gv := refAttentionBackward(dy, q, k, v, nil, B, Lq, Lk, nh, nkv, hd, 0.5)
 	closeTo(t, "dq", gq, numericGrad(func(x []float64) float64 { return loss(x, k, v) }, q), 1e-7, 1e-6)
 	closeTo(t, "dk", gk, numericGrad(func(x []float64) float64 { return loss(q, x, v) }, k), 1e-7, 1e-6)
 	closeTo(t, "dv", gv, numericGrad(func(x []float64) float64 { return loss(q, k, x) }, v), 1e-7, 1e-6)

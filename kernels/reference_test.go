@@ -174,8 +174,18 @@ func refRoPE(x []float64, pos []int32, T, heads, hd int, theta float64) []float6
 	return y
 }
 
-// refAttention materializes every score row: out and lse for causal GQA with Lq ≤ Lk.
-func refAttention(q, k, v []float64, B, Lq, Lk, nh, nkv, hd int, scale float64) (out, lse []float64) {
+// refFirstKey is the first key the query at key position p of row b sees: its document's start
+// (starts [B,Lk]), or 0 without documents.
+func refFirstKey(starts []int32, b, Lk, p int) int {
+	if starts == nil {
+		return 0
+	}
+	return int(starts[b*Lk+p])
+}
+
+// refAttention materializes every score row: out and lse for causal GQA with Lq ≤ Lk, the query at
+// key position p seeing keys refFirstKey(p)..p.
+func refAttention(q, k, v []float64, starts []int32, B, Lq, Lk, nh, nkv, hd int, scale float64) (out, lse []float64) {
 	out = make([]float64, B*Lq*nh*hd)
 	lse = make([]float64, B*nh*Lq)
 	group := nh / nkv
@@ -184,14 +194,15 @@ func refAttention(q, k, v []float64, B, Lq, Lk, nh, nkv, hd int, scale float64) 
 			g := h / group
 			for i := 0; i < Lq; i++ {
 				last := Lk - Lq + i
-				s := make([]float64, last+1)
+				first := refFirstKey(starts, b, Lk, last)
+				s := make([]float64, last+1-first) // s[j-first] for keys first..last
 				mx := math.Inf(-1)
-				for j := 0; j <= last; j++ {
+				for j := first; j <= last; j++ {
 					for d := 0; d < hd; d++ {
-						s[j] += q[((b*Lq+i)*nh+h)*hd+d] * k[((b*Lk+j)*nkv+g)*hd+d]
+						s[j-first] += q[((b*Lq+i)*nh+h)*hd+d] * k[((b*Lk+j)*nkv+g)*hd+d]
 					}
-					s[j] *= scale
-					mx = math.Max(mx, s[j])
+					s[j-first] *= scale
+					mx = math.Max(mx, s[j-first])
 				}
 				z := 0.0
 				for j := range s {
@@ -200,7 +211,7 @@ func refAttention(q, k, v []float64, B, Lq, Lk, nh, nkv, hd int, scale float64) 
 				for j := range s {
 					p := math.Exp(s[j]-mx) / z
 					for d := 0; d < hd; d++ {
-						out[((b*Lq+i)*nh+h)*hd+d] += p * v[((b*Lk+j)*nkv+g)*hd+d]
+						out[((b*Lq+i)*nh+h)*hd+d] += p * v[((b*Lk+first+j)*nkv+g)*hd+d]
 					}
 				}
 				lse[(b*nh+h)*Lq+i] = mx + math.Log(z)
@@ -248,7 +259,7 @@ func refXent(logits []float64, target []int32, weight []float64, T, V int) (floa
 }
 
 // refAttentionBackward is the analytic gradient of sum(dout * attention(q, k, v)) in float64.
-func refAttentionBackward(dout, q, k, v []float64, B, Lq, Lk, nh, nkv, hd int, scale float64) (dq, dk, dv []float64) {
+func refAttentionBackward(dout, q, k, v []float64, starts []int32, B, Lq, Lk, nh, nkv, hd int, scale float64) (dq, dk, dv []float64) {
 	dq, dk, dv = make([]float64, len(q)), make([]float64, len(k)), make([]float64, len(v))
 	group := nh / nkv
 	for b := 0; b < B; b++ {
@@ -257,10 +268,11 @@ func refAttentionBackward(dout, q, k, v []float64, B, Lq, Lk, nh, nkv, hd int, s
 			for i := 0; i < Lq; i++ {
 				qo := ((b*Lq+i)*nh + h) * hd
 				last := Lk - Lq + i
-				p := make([]float64, last+1)
+				first := refFirstKey(starts, b, Lk, last)
+				p := make([]float64, last+1-first) // p[j] for key first+j
 				mx := math.Inf(-1)
 				for j := range p {
-					ko := ((b*Lk+j)*nkv + g) * hd
+					ko := ((b*Lk+first+j)*nkv + g) * hd
 					for d := 0; d < hd; d++ {
 						p[j] += q[qo+d] * k[ko+d] * scale
 					}
@@ -275,7 +287,7 @@ func refAttentionBackward(dout, q, k, v []float64, B, Lq, Lk, nh, nkv, hd int, s
 				sum := 0.0 // sum_j p_j dp_j
 				for j := range p {
 					p[j] /= z
-					ko := ((b*Lk+j)*nkv + g) * hd
+					ko := ((b*Lk+first+j)*nkv + g) * hd
 					for d := 0; d < hd; d++ {
 						dp[j] += dout[qo+d] * v[ko+d]
 						dv[ko+d] += p[j] * dout[qo+d]
@@ -284,7 +296,7 @@ func refAttentionBackward(dout, q, k, v []float64, B, Lq, Lk, nh, nkv, hd int, s
 				}
 				for j := range p {
 					ds := p[j] * (dp[j] - sum) * scale
-					ko := ((b*Lk+j)*nkv + g) * hd
+					ko := ((b*Lk+first+j)*nkv + g) * hd
 					for d := 0; d < hd; d++ {
 						dq[qo+d] += ds * k[ko+d]
 						dk[ko+d] += ds * q[qo+d]

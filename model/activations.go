@@ -32,6 +32,8 @@ type activations struct {
 	chunk     int // tokens per lm_head/cross-entropy chunk
 
 	ids, targets, pos kernels.Buf // int32 [T]
+	docs              kernels.Buf // int32 [T]: document starts of a packed batch (kernels.DocStarts)
+	packed            bool        // the current batch has Batch.Docs
 	weights, logprob  kernels.Buf // [T], indexed by the predicting position
 	resid             []kernels.Buf
 	layers            []*layerActs // per layer; recomputed layers share one
@@ -47,6 +49,7 @@ type activations struct {
 	lnfC, dLNFC           kernels.Buf // [capT,C]
 	hostW, hostLP         []float32
 	hostTargets, hostRows []int32
+	hostStarts            []int32 // document starts of a packed batch [T]
 	haveBatch             bool
 }
 
@@ -88,7 +91,7 @@ func (m *Model) activationsFor(B, L int) *activations {
 	c := m.Config
 	C, I, Q, KV, V := c.HiddenSize, c.IntermediateSize, c.QDim(), c.KVDim(), c.VocabSize
 	a := &activations{B: B, L: L, T: T, capT: T, recompute: m.Recompute, chunk: m.chunkTokens(T)}
-	a.ids, a.targets, a.pos = a.allocI32(T), a.allocI32(T), a.allocI32(T)
+	a.ids, a.targets, a.pos, a.docs = a.allocI32(T), a.allocI32(T), a.allocI32(T), a.allocI32(T)
 	a.weights, a.logprob = a.alloc(T), a.alloc(T)
 	for i := 0; i <= c.NumHiddenLayers; i++ {
 		a.resid = append(a.resid, a.alloc(T*C))

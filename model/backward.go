@@ -48,8 +48,8 @@ func (m *Model) layerBackward(i int, a *activations, g *gradScratch) {
 	g.dQ.Zero()
 	g.dK.Zero()
 	g.dV.Zero()
-	kernels.AttentionBackward(g.dQ, g.dK, g.dV, g.dAtt, l.q, l.k, l.v, l.att, l.lse, a.B, a.L, a.L, nh, nkv, hd,
-		m.attentionScale())
+	kernels.AttentionBackwardDocs(g.dQ, g.dK, g.dV, g.dAtt, l.q, l.k, l.v, l.att, l.lse, a.docStarts(), a.B, a.L,
+		a.L, nh, nkv, hd, m.attentionScale())
 	kernels.RoPEBackward(g.dQ, a.pos, T, nh, hd, theta)
 	kernels.RoPEBackward(g.dK, a.pos, T, nkv, hd, theta)
 	dq, dk := g.dQ, g.dK

@@ -18,6 +18,14 @@ type Batch struct {
 	// −Σ Weights·logprob, not normalized: pass 1/n to average over n tokens, 0 for pads and
 	// prompt tokens, and for a policy gradient the negated dL/dlogprob.
 	Weights []float32
+	// Docs, when not nil, packs several documents (sequences) into each row: Docs[b] lists the
+	// lengths of row b's documents in order from position 0 (each ≥ 1, sum ≤ L). Each document is
+	// then a sequence of its own: attention stays inside it, RoPE positions restart at 0 at its
+	// first token, whose weight is ignored (nothing before it predicts it) and whose log-probability
+	// is 0, as at i = 0. The positions after a row's documents are padding: each sees only itself
+	// and predicts nothing (its weight is ignored). No compute is spent on pairs across documents.
+	// Nil: every row is one sequence of L tokens.
+	Docs [][]int
 }
 
 // Result is what a forward pass returns.
@@ -38,6 +46,9 @@ func (m *Model) checkBatch(b *Batch) error {
 	if b.Weights != nil && len(b.Weights) != b.B*b.L {
 		return usererr.New("batch: %d weights for a %d×%d batch", len(b.Weights), b.B, b.L)
 	}
+	if err := checkDocs(b); err != nil {
+		return err
+	}
 	for i, id := range b.IDs {
 		if id < 0 || int(id) >= m.Config.VocabSize {
 			return usererr.New("batch: token id %d at row %d position %d is outside the vocabulary [0, %d)",
@@ -47,20 +58,43 @@ func (m *Model) checkBatch(b *Batch) error {
 	return nil
 }
 
-// load copies a batch's ids, next-token targets, positions and loss weights into the activations.
-// Internally position t predicts token t+1, so weights and log-probabilities shift by one.
+func checkDocs(b *Batch) error {
+	if b.Docs == nil {
+		return nil
+	}
+	if len(b.Docs) != b.B {
+		return usererr.New("batch: documents for %d rows in a batch of %d", len(b.Docs), b.B)
+	}
+	for row, lengths := range b.Docs {
+		if len(lengths) == 0 {
+			return usererr.New("batch: row %d has no documents", row)
+		}
+		sum := 0
+		for i, n := range lengths {
+			if n < 1 {
+				return usererr.New("batch: document %d of row %d has length %d, want ≥ 1", i, row, n)
+			}
+			sum += n
+		}
+		if sum > b.L {
+			return usererr.New("batch: the documents of row %d hold %d tokens, more than the row's %d", row, sum, b.L)
+		}
+	}
+	return nil
+}
+
+// load copies a batch's ids, next-token targets, positions, document starts and loss weights into
+// the activations. Internally position t predicts token t+1, so weights and log-probabilities
+// shift by one.
 func (a *activations) load(b *Batch) {
-	T, L := a.T, a.L
+	T := a.T
 	if len(a.hostTargets) < a.capT {
 		a.hostTargets, a.hostW, a.hostLP = make([]int32, a.capT), make([]float32, a.capT), make([]float32, a.capT)
 	}
 	a.ids.CopyFromI32(b.IDs)
+	a.loadDocs(b)
 	for t := 0; t < T; t++ {
-		a.hostTargets[t] = int32(t % L)
-	}
-	a.pos.CopyFromI32(a.hostTargets[:T])
-	for t := 0; t < T; t++ {
-		if t%L == L-1 {
+		if !a.predicts(t) {
 			a.hostTargets[t], a.hostW[t] = -1, 0
 			continue
 		}
@@ -76,10 +110,52 @@ func (a *activations) load(b *Batch) {
 	a.haveBatch = true
 }
 
-func (a *activations) setWeights(w []float32) {
+// loadDocs sets the RoPE positions and, for a packed batch, the document starts (a.docs).
+func (a *activations) loadDocs(b *Batch) {
 	T, L := a.T, a.L
+	a.packed = b.Docs != nil
+	if !a.packed {
+		for t := 0; t < T; t++ {
+			a.hostTargets[t] = int32(t % L)
+		}
+		a.pos.CopyFromI32(a.hostTargets[:T])
+		return
+	}
+	if len(a.hostStarts) < a.capT {
+		a.hostStarts = make([]int32, a.capT)
+	}
+	starts := a.hostStarts[:T]
+	for row, lengths := range b.Docs {
+		kernels.DocStarts(starts[row*L:(row+1)*L], lengths)
+	}
+	for t := range starts {
+		a.hostTargets[t] = int32(t%L) - starts[t] // position inside the document
+	}
+	a.pos.CopyFromI32(a.hostTargets[:T])
+	a.docs.CopyFromI32(starts)
+}
+
+// predicts reports whether position t predicts the next token: not at the end of a row, nor at the
+// end of a document of a packed batch (the next token begins another).
+func (a *activations) predicts(t int) bool {
+	if t%a.L == a.L-1 {
+		return false
+	}
+	return !a.packed || a.hostStarts[t+1] == a.hostStarts[t]
+}
+
+// docStarts is the document starts for the attention kernels: the zero Buf unless packed.
+func (a *activations) docStarts() kernels.Buf {
+	if !a.packed {
+		return kernels.Buf{}
+	}
+	return a.docs
+}
+
+func (a *activations) setWeights(w []float32) {
+	T := a.T
 	for t := 0; t < T; t++ {
-		if t%L == L-1 {
+		if !a.predicts(t) {
 			a.hostW[t] = 0
 		} else {
 			a.hostW[t] = w[t+1]
@@ -91,7 +167,7 @@ func (a *activations) setWeights(w []float32) {
 func (a *activations) result(loss float64) *Result {
 	lp := make([]float32, a.T)
 	for t := 0; t < a.T; t++ {
-		if t%a.L != a.L-1 {
+		if a.predicts(t) {
 			lp[t+1] = a.hostLP[t]
 		}
 	}
@@ -186,7 +262,8 @@ func (m *Model) layerForward(i int, a *activations) {
 	}
 	kernels.RoPEForward(l.q, a.pos, T, nh, hd, theta)
 	kernels.RoPEForward(l.k, a.pos, T, nkv, hd, theta)
-	kernels.AttentionForward(l.att, l.lse, l.q, l.k, l.v, a.B, a.L, a.L, nh, nkv, hd, m.attentionScale())
+	kernels.AttentionForwardDocs(l.att, l.lse, l.q, l.k, l.v, a.docStarts(), a.B, a.L, a.L, nh, nkv, hd,
+		m.attentionScale())
 	kernels.LinearForward(l.mid, l.att, w.o, w.ob, T, Q, C)
 	kernels.Add(l.mid, x, T*C)
 

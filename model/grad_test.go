@@ -57,11 +57,14 @@ func randomBatch(c Config, B, L int, seed uint64) *Batch {
 
 func TestGradientFiniteDifferences(t *testing.T) {
 	for _, tc := range []struct {
-		typ  string
-		tied bool
-		bias bool
-	}{{"qwen3", true, false}, {"qwen3", false, false}, {"qwen3", false, true}, {"qwen2", true, false}, {"qwen2", false, false}} {
-		t.Run(fmt.Sprintf("%s/tied=%v/bias=%v", tc.typ, tc.tied, tc.bias), func(t *testing.T) {
+		typ    string
+		tied   bool
+		bias   bool
+		packed bool // documents packed into the rows (Batch.Docs), with padding
+	}{{"qwen3", true, false, false}, {"qwen3", false, false, false}, {"qwen3", false, true, false},
+		{"qwen2", true, false, false}, {"qwen2", false, false, false}, {"qwen3", false, false, true},
+		{"qwen2", false, true, true}} {
+		t.Run(fmt.Sprintf("%s/tied=%v/bias=%v/packed=%v", tc.typ, tc.tied, tc.bias, tc.packed), func(t *testing.T) {
 			c := microConfig(tc.typ, tc.tied)
 			c.AttentionBias = tc.bias
 			m, err := New(c, 7)
@@ -72,6 +75,9 @@ func TestGradientFiniteDifferences(t *testing.T) {
 			randomizeVectors(m, 3)
 			m.LossChunkTokens = 5 // several lm_head chunks, one partial
 			b := randomBatch(c, 2, 7, 11)
+			if tc.packed {
+				b.Docs = [][]int{{3, 4}, {2, 1, 2}}
+			}
 			m.ZeroGrads()
 			if _, err := m.ForwardBackward(b); err != nil {
 				t.Fatal(err)
