@@ -48,6 +48,10 @@ func parseAnswer(raw string) *answer {
 	if isTextual(s) || choiceRE.MatchString(s) {
 		return &answer{kind: "text", text: textKey(s)}
 	}
+	s, ok := mixedNumbers(s)
+	if !ok { // "11 6/6": no mixed number, and no product either
+		return &answer{kind: "text", text: textKey(s)}
+	}
 	toks, err := lex(s)
 	if err != nil { // not math: compare verbatim, so "5\\" is not "5"
 		return &answer{kind: "text", text: "raw:" + s}
