@@ -34,6 +34,11 @@ func parseAnswer(raw string) *answer {
 		if m, ok := parseMatrix(s); ok {
 			return m
 		}
+		if inner, ok := bracketedEnvironment(s); ok { // \left[ \begin{array}…\end{array} \right]
+			if m, ok := parseMatrix(inner); ok {
+				return m
+			}
+		}
 		return &answer{kind: "text", text: textKey(s)}
 	}
 	if s == `\varnothing` || s == `\{\}` || s == "{}" {
@@ -46,6 +51,10 @@ func parseAnswer(raw string) *answer {
 		}
 	}
 	if isTextual(s) || choiceRE.MatchString(s) {
+		return &answer{kind: "text", text: textKey(s)}
+	}
+	s, ok := mixedNumbers(s)
+	if !ok { // "11 6/6": no mixed number, and no product either
 		return &answer{kind: "text", text: textKey(s)}
 	}
 	toks, err := lex(s)
@@ -265,7 +274,21 @@ func splitTop(toks []token, sep func(token) bool) [][]token {
 	return out
 }
 
-var matrixRE = regexp.MustCompile(`^\\begin\{([pbBvV]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{([pbBvV]?matrix|array)\}$`)
+// bracketedEnvironment returns the one environment that a pair of round or square brackets
+// encloses: [\begin{array}{cc}…\end{array}] and (\begin{pmatrix}…\end{pmatrix}) are the matrix.
+func bracketedEnvironment(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) < 2 || !(s[0] == '(' && s[len(s)-1] == ')' || s[0] == '[' && s[len(s)-1] == ']') {
+		return "", false
+	}
+	inner := strings.TrimSpace(s[1 : len(s)-1])
+	if !strings.HasPrefix(inner, `\begin{`) || !strings.HasSuffix(inner, "}") || strings.Count(inner, `\begin`) != 1 {
+		return "", false
+	}
+	return inner, true
+}
+
+var matrixRE = regexp.MustCompile(`(?s)^\\begin\{([pbBvV]?matrix|array)\}(?:\{[lcr|]*\})?(.*)\\end\{([pbBvV]?matrix|array)\}$`)
 
 func parseMatrix(s string) (*answer, bool) {
 	m := matrixRE.FindStringSubmatch(strings.TrimSpace(s))

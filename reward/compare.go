@@ -145,7 +145,8 @@ func (c *comparer) scalar(a, b *node) (bool, string) {
 	if decided && ok {
 		return true, why
 	}
-	if !decided || a.hasFunc() || b.hasFunc() {
+	roots := a.hasVarRoot() || b.hasVarRoot()
+	if !decided || a.hasFunc() || b.hasFunc() || roots {
 		if ok, why := c.numeric(a, b); ok {
 			return true, why
 		}

@@ -78,6 +78,35 @@ func (n *node) hasFunc() bool {
 	return false
 }
 
+// hasVarRoot reports whether the expression takes a root or a non-integer power of something in
+// variables (\sqrt{x}, x^{1/3}, e^x): exact algebra keeps those opaque, so (\sqrt{x})^2 and x
+// differ there and only a numeric check can tell them equal.
+func (n *node) hasVarRoot() bool {
+	switch {
+	case n.kind == nRoot && n.args[0].hasVars():
+		return true
+	case n.kind == nPow && n.args[0].hasVars() && !n.args[1].isIntLiteral():
+		return true
+	}
+	for _, a := range n.args {
+		if a.hasVarRoot() {
+			return true
+		}
+	}
+	return false
+}
+
+// isIntLiteral reports whether n is an integer written as a literal, possibly negated.
+func (n *node) isIntLiteral() bool {
+	switch n.kind {
+	case nNum:
+		return n.num.IsInt()
+	case nNeg:
+		return n.args[0].isIntLiteral()
+	}
+	return false
+}
+
 // literalDecimal reports whether a number literal was written with a decimal point.
 func (n *node) literalDecimal() bool {
 	switch n.kind {

@@ -63,6 +63,9 @@ func evalFloat(n *node, env map[string]complex128) (complex128, error) {
 		if imag(args[1]) == 0 && real(args[1]) == math.Trunc(real(args[1])) && imag(args[0]) == 0 {
 			return complex(math.Pow(real(args[0]), real(args[1])), 0), nil
 		}
+		if v, ok := realPower(args[0], args[1]); ok {
+			return v, nil
+		}
 		return cmplx.Pow(args[0], args[1]), nil
 	case nRoot:
 		return realRoot(args[0], args[1]), nil
@@ -96,6 +99,26 @@ func realRoot(x, idx complex128) complex128 {
 		}
 	}
 	return cmplx.Pow(x, 1/idx)
+}
+
+// realPower is x^(p/q) for a negative real x and an odd q as the real number (∛x)^p, as exact
+// evaluation and \sqrt[3]{x} have it: (x^{1/3})^2 and x^{2/3} then agree at every sample point.
+func realPower(x, e complex128) (complex128, bool) {
+	if imag(x) != 0 || imag(e) != 0 || real(x) >= 0 {
+		return 0, false
+	}
+	for q := 3.0; q <= maxRootIndex; q += 2 {
+		p := real(e) * q
+		if math.Abs(p-math.Round(p)) > 1e-9 {
+			continue
+		}
+		v := math.Pow(-real(x), real(e))
+		if int64(math.Round(p))%2 != 0 {
+			v = -v
+		}
+		return complex(v, 0), true
+	}
+	return 0, false
 }
 
 func applyFunc(name string, args []complex128) (complex128, error) {

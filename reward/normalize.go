@@ -24,7 +24,10 @@ var commandRewrites = map[string]string{
 	"cdot": "*", "times": "*", "ast": "*", "div": "/",
 	"le": "≤", "leq": "≤", "leqslant": "≤", "ge": "≥", "geq": "≥", "geqslant": "≥",
 	"ne": "≠", "neq": "≠", "lt": "<", "gt": ">", "approx": "=", "simeq": "=", "equiv": "=",
-	"circ": "", "degree": "", "%": "", "$": "", "dots": "", "ldots": "", "cdots": "",
+	"circ": "", "degree": "", "%": "", "$": "",
+	// An ellipsis is kept as a symbol of its own: "1, 2, 3, \dots" says "and so on", so it must
+	// not equal the finite list.
+	"dots": `\dots `, "ldots": `\dots `, "cdots": `\dots `, "dotsc": `\dots `, "dotsb": `\dots `, "dotso": `\dots `,
 	"infinity": `\infty`, "emptyset": `\varnothing`, "varnothing": `\varnothing`,
 	"lvert": "|", "rvert": "|", "vert": "|", "mid": "|", "lbrace": `\{`, "rbrace": `\}`,
 	"land": " and ", "lor": " or ", "wedge": " and ", "vee": " or ",
@@ -51,7 +54,7 @@ func init() {
 	month months year years yr yrs degree degrees deg radian radians rad dollar dollars cent cents
 	unit units sq square cubic g gram grams kg kilogram kilograms mg lb lbs pound pounds oz ounce ounces
 	l liter liters litre litres ml milliliter milliliters gallon gallons cup cups people persons students
-	ways point points percent mps km/h m/s cm^2 cm^3 m^2 m^3 ft^2 ft^3 in^2 in^3 units^2`) {
+	ways point points percent percentage pct mps km/h m/s cm^2 cm^3 m^2 m^3 ft^2 ft^3 in^2 in^3 units^2`) {
 		unitWords[w] = true
 	}
 }
@@ -59,7 +62,9 @@ func init() {
 // normalize rewrites a LaTeX or plain answer into the small language the parser reads: noise
 // commands removed, synonyms unified, units and currency dropped, delimiters trimmed.
 func normalize(s string) string {
+	s = markEllipses(s) // before stripMath, which would take "..." for trailing periods
 	s = stripMath(s)
+	s = thousandsBangRE.ReplaceAllString(s, ",$1")
 	s = unicodeReplacer.Replace(s)
 	s = degreeRE.ReplaceAllString(s, "")
 	s = rewriteCommands(s)
@@ -68,11 +73,27 @@ func normalize(s string) string {
 	s = strings.ReplaceAll(s, "$", "")
 	s = stripUnitWords(s)
 	s = strings.TrimSpace(s)
-	for strings.HasSuffix(s, ".") || strings.HasSuffix(s, `\\`) {
-		s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(s, "."), `\\`))
+	for strings.HasSuffix(s, ".") || strings.HasSuffix(s, `\\`) || strings.HasSuffix(s, ",") {
+		s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(s, "."), `\\`), ","))
 	}
+	s = repeatingDecimals(s)
 	return joinThousands(s)
 }
+
+// ellipsisRE matches a written-out ellipsis: three or more periods, or the unicode one.
+var ellipsisRE = regexp.MustCompile(`\.{3,}|…`)
+
+// markEllipses turns "..." into the \dots symbol, so that no later step reads it as periods.
+func markEllipses(s string) string {
+	if !strings.Contains(s, "..") && !strings.Contains(s, "…") {
+		return s
+	}
+	return ellipsisRE.ReplaceAllString(s, ` \dots `)
+}
+
+// thousandsBangRE matches a comma followed by a negative thin space, "11,\! 111": a thousands
+// separator in LaTeX, whatever spacing follows it.
+var thousandsBangRE = regexp.MustCompile(`,\s*\\!\s*(\d)`)
 
 // rewriteCommands walks the string once, replacing commands by their rewrites and unwrapping
 // \text{…}-like groups.
@@ -191,10 +212,11 @@ func stripUnitWords(s string) string {
 	return s
 }
 
-var thousandsRE = regexp.MustCompile(`^[+-]?\d{1,3}(?:(,|\s)\d{3})+(?:\.\d+)?$`)
+var thousandsRE = regexp.MustCompile(`^[+-]?[1-9]\d{0,2}(?:(,|\s)\d{3})+(?:\.\d+)?$`)
 
 // joinThousands turns "1,000,000" and "1 000" into one number. A comma list like "1,2" is left
-// alone: it is a list.
+// alone: it is a list. So is "0,111": no thousands group starts with a lone zero, and whether it
+// is a decimal comma or the list 0, 111 cannot be told, so it is never the integer 111.
 func joinThousands(s string) string {
 	m := thousandsRE.FindStringSubmatch(s)
 	if m == nil {

@@ -1,5 +1,10 @@
 package reward
 
+import (
+	"math/big"
+	"strings"
+)
+
 func isRelation(t token) bool {
 	if t.kind != tokOp {
 		return false
@@ -127,7 +132,15 @@ func inequalityInterval(a *answer) *answer {
 			rel = map[string]string{"<": ">", ">": "<", "≤": "≥", "≥": "≤"}[rel]
 		}
 		if !isLoneVar(l) || r.hasVars() {
-			return nil
+			// -x > -1 is x < 1, and 2x > 6 is x > 3.
+			name, bound, flip, ok := linearBound(l, r)
+			if !ok {
+				return nil
+			}
+			l, r = &node{kind: nVar, name: name}, &node{kind: nNum, num: bound}
+			if flip {
+				rel = map[string]string{"<": ">", ">": "<", "≤": "≥", "≥": "≤"}[rel]
+			}
 		}
 		if rel == ">" || rel == "≥" {
 			return &answer{kind: "interval", open: bracket(rel, true), close: ")", items: []*answer{item(r), item(inf)}}
@@ -149,4 +162,38 @@ func inequalityInterval(a *answer) *answer {
 		}
 	}
 	return nil
+}
+
+// linearBound solves l − r = a·x + b (a, b rational, a ≠ 0, one variable x) for the bound −b/a,
+// and reports whether dividing by a flips the relation (a < 0). Anything else (two variables, a
+// power of x, a radical or π in the bound) is not read.
+func linearBound(l, r *node) (name string, bound *big.Rat, flip, ok bool) {
+	ev := &evaluator{bud: newBudget(200)}
+	d, err := sideDifference(ev, l, r)
+	if err != nil {
+		return "", nil, false, false
+	}
+	if _, ok := d.denom().constant(); !ok {
+		return "", nil, false, false
+	}
+	var a *big.Rat
+	b := new(big.Rat)
+	for key, t := range d.numer() {
+		switch {
+		case key == "":
+			b = t.coef
+		case a == nil && len(t.mono.vars) == 1 && t.mono.vars[0].exp == 1 && !t.mono.imag && t.mono.root.n == 0 &&
+			isLoneVar(&node{kind: nVar, name: t.mono.vars[0].name}) && !strings.HasPrefix(t.mono.vars[0].name, "⟨"):
+			a, name = t.coef, t.mono.vars[0].name
+		default:
+			return "", nil, false, false
+		}
+	}
+	if a == nil {
+		return "", nil, false, false
+	}
+	den, _ := d.denom().constant()
+	a = new(big.Rat).Quo(a, den)
+	b = new(big.Rat).Quo(b, den)
+	return name, new(big.Rat).Neg(new(big.Rat).Quo(b, a)), a.Sign() < 0, true
 }
