@@ -13,7 +13,7 @@ import (
 	"gorstar/chat"
 	"gorstar/engine"
 	"gorstar/exec"
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 func chatCommand() *cli.Command {

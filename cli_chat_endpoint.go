@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"gorstar/chat"
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // endpointChat asks an OpenAI-compatible server.

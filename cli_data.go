@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/data"
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 func dataCommand() *cli.Command {

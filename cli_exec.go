@@ -18,7 +18,7 @@ import (
 
 	"gorstar/config"
 	"gorstar/exec"
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 func execCommand() *cli.Command {

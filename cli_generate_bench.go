@@ -12,9 +12,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/engine"
+	"gorstar/internal/usererr"
 	"gorstar/kernels"
 	"gorstar/model"
-	"gorstar/usererr"
 )
 
 // generateRow is one line of the generation benchmark.

@@ -14,10 +14,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/config"
+	"gorstar/internal/usererr"
 	"gorstar/kernels"
 	"gorstar/model"
 	"gorstar/tokenizer"
-	"gorstar/usererr"
 )
 
 func modelCommand() *cli.Command {

@@ -13,10 +13,10 @@ import (
 
 	"gorstar/chat"
 	"gorstar/engine"
+	"gorstar/internal/usererr"
 	"gorstar/model"
 	"gorstar/serve"
 	"gorstar/tokenizer"
-	"gorstar/usererr"
 )
 
 // engineFlags size the generation engine (serve and chat).

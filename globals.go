@@ -9,8 +9,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/config"
-	"gorstar/progress"
-	"gorstar/usererr"
+	"gorstar/internal/progress"
+	"gorstar/internal/usererr"
 )
 
 // Options are the global flags, resolved, with the configuration they select.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".

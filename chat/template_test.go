@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"gorstar/internal/usererr"
 	"gorstar/tokenizer"
-	"gorstar/usererr"
 )
 
 func TestLoadTemplate(t *testing.T) {

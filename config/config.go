@@ -18,7 +18,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // Config is the whole pipeline configuration. `gorstar config show` prints it with its comments.

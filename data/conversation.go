@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // Conversation is one row of the conversations table: an SFT example as a list of chat turns.

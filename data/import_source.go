@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // importedRow is one input row mapped to a problem. Missing names the required column the row

@@ -11,8 +11,8 @@ import (
 	"os"
 	"strings"
 
-	"gorstar/atomicfile"
-	"gorstar/usererr"
+	"gorstar/internal/atomicfile"
+	"gorstar/internal/usererr"
 )
 
 // maxLineBytes bounds one JSONL record; longer lines are a user error rather than unbounded memory.

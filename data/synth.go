@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"gorstar/progress"
-	"gorstar/usererr"
+	"gorstar/internal/progress"
+	"gorstar/internal/usererr"
 )
 
 // ArithOptions configure the arithmetic task: expressions of Operands integers of MinDigits to

@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"gorstar/progress"
-	"gorstar/usererr"
+	"gorstar/internal/progress"
+	"gorstar/internal/usererr"
 )
 
 // tableReader and tableWriter are what the problems and conversations readers and writers share,
