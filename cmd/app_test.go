@@ -1,41 +1,11 @@
-package main
+package cmd
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// cliResult is what one in-process run of the command line produced.
-type cliResult struct {
-	Stdout, Stderr string
-	Code           int
-}
-
-// runCLI runs gorstar in-process with args (without the program name).
-func runCLI(t *testing.T, args ...string) cliResult {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	code := run(append([]string{"gorstar"}, args...), &out, &errOut)
-	return cliResult{Stdout: out.String(), Stderr: errOut.String(), Code: code}
-}
-
-// decodeJSON parses a command's --json stdout, failing the test unless it is exactly one object.
-func decodeJSON(t *testing.T, r cliResult) map[string]any {
-	t.Helper()
-	var m map[string]any
-	dec := json.NewDecoder(strings.NewReader(r.Stdout))
-	if err := dec.Decode(&m); err != nil {
-		t.Fatalf("stdout is not one JSON object: %v\nstdout: %q\nstderr: %q", err, r.Stdout, r.Stderr)
-	}
-	if dec.More() {
-		t.Fatalf("stdout has more than one JSON value: %q", r.Stdout)
-	}
-	return m
-}
 
 func TestVersionNamesBackend(t *testing.T) {
 	r := runCLI(t, "--version")

@@ -1,4 +1,4 @@
-package main
+package cmd
 
 import (
 	"encoding/json"
@@ -90,7 +90,7 @@ func TestModelLogprobsMatchPyTorch(t *testing.T) {
 			t.Fatalf("%+v", r)
 		}
 		got := decodeJSON(t, r)
-		out, err := exec.Command("/usr/bin/python3", filepath.Join("bench", "qwen3_torch.py"), "logprobs",
+		out, err := exec.Command("/usr/bin/python3", filepath.Join("..", "bench", "qwen3_torch.py"), "logprobs",
 			"--model", dir, "--ids", string(idsJSON)).Output()
 		if err != nil {
 			t.Fatalf("qwen3_torch.py logprobs: %v", err)
