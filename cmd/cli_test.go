@@ -5,12 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"gorstar/tokenizer"
 )
 
 // The CLI test harness: every command test runs gorstar in-process through run, the function Main
@@ -59,18 +55,4 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-// tokenizerDir writes the byte-level chat tokenizer into a fresh directory.
-func tokenizerDir(t *testing.T) string {
-	t.Helper()
-	data, err := tokenizer.ByteLevelJSON(tokenizer.ChatSpecials)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }

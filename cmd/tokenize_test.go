@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"gorstar/internal/testmodel"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,7 @@ func runTokenize(t *testing.T, args ...string) cliResult {
 }
 
 func TestModelTokenize(t *testing.T) {
-	dir := tokenizerDir(t)
+	dir := testmodel.TokenizerDir(t)
 	r := runTokenize(t, "--model", dir, "--text", "<|im_start|>hi", "--json")
 	if r.Code != 0 {
 		t.Fatalf("%+v", r)
@@ -45,7 +46,7 @@ func TestModelTokenize(t *testing.T) {
 }
 
 func TestModelTokenizeUserErrors(t *testing.T) {
-	dir := tokenizerDir(t)
+	dir := testmodel.TokenizerDir(t)
 	bad := filepath.Join(t.TempDir(), "tokenizer.json")
 	os.WriteFile(bad, []byte(`{"model": {"type": "Unigram"}}`), 0o644)
 	for name, args := range map[string][]string{
