@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -83,15 +82,8 @@ func initKernels(o Options) error {
 	if err != nil {
 		return usererr.New("--device: %v", err)
 	}
-	onGPU := strings.HasPrefix(kernels.Backend(), "rocm")
-	if dev.Kind == "rocm" && !onGPU {
-		return usererr.New("--device %s: this binary's kernels are %s; build with `go build -tags rocm` (see kernels/README.md)", o.Device, kernels.Backend())
-	}
-	if dev.Kind == "cpu" && onGPU {
-		return usererr.New("--device cpu: this binary was built with -tags rocm; use --device rocm[:N] or a build without the tag")
-	}
-	if err := kernels.Init(dev.Index, o.Threads); err != nil {
-		return usererr.New("%v", err)
+	if err := kernels.Setup(dev.Kind, dev.Index, o.Threads); err != nil {
+		return usererr.New("--device %s: %v", o.Device, err)
 	}
 	return nil
 }
