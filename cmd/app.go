@@ -25,11 +25,10 @@ var version = "0.1.0-dev"
 
 func newApp() *cli.App {
 	app := &cli.App{
-		Name:    "gorstar",
-		Usage:   "train math agents that call a Python tool: SFT → GRPO-RoC RL → eval (rStar2-Agent)",
-		Version: version,
-		Description: "Run `gorstar train` for the built-in quickstart (synthetic data, tiny model, minutes on a laptop).\n" +
-			"Global flags may also follow a command's name: `gorstar data stats --json FILE`.",
+		Name:                 "gorstar",
+		Usage:                "train math agents that call a Python tool: SFT → GRPO-RoC RL → eval (rStar2-Agent)",
+		Version:              version,
+		Description:          "Global flags may also follow a command's name: `gorstar data stats --json FILE`.",
 		Flags:                globalFlags(),
 		EnableBashCompletion: true,
 		Commands: []*cli.Command{

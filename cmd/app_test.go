@@ -3,6 +3,7 @@ package cmd
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -75,5 +76,26 @@ func TestConfigCheckOK(t *testing.T) {
 	r := runCLI(t, "config", "check", "--json", p)
 	if r.Code != 0 || decodeJSON(t, r)["ok"] != true {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// Help text names only commands that exist: "`gorstar X …`" anywhere in the help of the app or of
+// a command must have X among the commands.
+func TestHelpAdvertisesOnlyExistingCommands(t *testing.T) {
+	app := newApp()
+	pages := []cliResult{runCLI(t, "--help")}
+	for _, c := range app.Commands {
+		pages = append(pages, runCLI(t, c.Name, "--help"))
+		for _, sub := range c.Subcommands {
+			pages = append(pages, runCLI(t, c.Name, sub.Name, "--help"))
+		}
+	}
+	mention := regexp.MustCompile("`gorstar ([a-z][a-z-]*)")
+	for _, p := range pages {
+		for _, m := range mention.FindAllStringSubmatch(p.Stdout, -1) {
+			if app.Command(m[1]) == nil {
+				t.Errorf("help advertises `gorstar %s`, which does not exist:\n%s", m[1], p.Stdout)
+			}
+		}
 	}
 }
