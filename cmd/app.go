@@ -1,6 +1,7 @@
 // Package cmd is gorstar's command line: the urfave/cli application, one file per command group,
 // the global flags and their resolution (globals.go). It wires flags to the packages and holds no
-// algorithm; logic a stage needs lives in the package that owns it.
+// algorithm; logic a stage needs lives in the package that owns it. Here `exec` is always
+// gorstar's sandboxed Python tool; the standard library's os/exec is imported as osexec.
 package cmd
 
 import (

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
+	osexec "os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -312,7 +312,7 @@ func torchBench(c *cli.Context, m *model.Model, name string, threads int, mode s
 	if _, err := os.Stat(script); err != nil {
 		return 0, usererr.New("--torch-script: %v (run from the repository root or pass the path)", err)
 	}
-	cmd := exec.CommandContext(c.Context, c.String("python"),
+	cmd := osexec.CommandContext(c.Context, c.String("python"),
 		append([]string{script, mode, "--model", dir, "--threads", strconv.Itoa(threads)}, args...)...)
 	n := strconv.Itoa(threads)
 	cmd.Env = append(os.Environ(), "OMP_WAIT_POLICY=PASSIVE", "OMP_NUM_THREADS="+n, "OPENBLAS_NUM_THREADS="+n, "MKL_NUM_THREADS="+n)
