@@ -1,107 +1,14 @@
 // Command gorstar reproduces the rStar2-Agent recipe end to end: non-reasoning SFT, multi-stage
-// GRPO-RoC reinforcement learning with a sandboxed Python tool, and evaluation. This file wires
-// the command line (urfave/cli/v2) to the packages; it holds no algorithm.
+// GRPO-RoC reinforcement learning with a sandboxed Python tool, and evaluation. The command line
+// lives in package cmd.
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
 	"os"
-	"os/signal"
-	"runtime/debug"
-	"strings"
-	"syscall"
 
-	"github.com/urfave/cli/v2"
-
-	"gorstar/usererr"
+	"gorstar/cmd"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
-
-func newApp() *cli.App {
-	app := &cli.App{
-		Name:    "gorstar",
-		Usage:   "train math agents that call a Python tool: SFT → GRPO-RoC RL → eval (rStar2-Agent)",
-		Version: version,
-		Description: "Run `gorstar train` for the built-in quickstart (synthetic data, tiny model, minutes on a laptop).\n" +
-			"Global flags may also follow a command's name: `gorstar data stats --json FILE`.",
-		Flags:                globalFlags(),
-		EnableBashCompletion: true,
-		Commands: []*cli.Command{
-			configCommand(),
-			modelCommand(),
-			execCommand(),
-			rewardCommand(),
-			dataCommand(),
-			serveCommand(),
-			chatCommand(),
-		},
-	}
-	cli.VersionPrinter = func(c *cli.Context) {
-		fmt.Fprintf(c.App.Writer, "gorstar %s (kernels: %s)\n", c.App.Version, kernelBackend())
-	}
-	addGlobalFlags(app.Commands)
-	app.OnUsageError = usageError
-	app.ExitErrHandler = func(*cli.Context, error) {} // main decides the exit status
-	return app
-}
-
 func main() {
-	os.Exit(run(os.Args, os.Stdout, os.Stderr))
-}
-
-// run executes the command line and returns the exit status: 0 success, 1 user error, 2 internal.
-func run(args []string, stdout, stderr io.Writer) (status int) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	defer func() {
-		if p := recover(); p != nil {
-			fmt.Fprintf(stderr, "gorstar: internal error: %v\n%s", p, debug.Stack())
-			status = 2
-		}
-	}()
-	app := newApp()
-	app.Writer, app.ErrWriter = stdout, stderr
-	err := app.RunContext(ctx, args)
-	if err == nil {
-		return 0
-	}
-	msg := strings.TrimSpace(err.Error())
-	fmt.Fprintf(stderr, "gorstar: %s\n", msg)
-	if isUserError(err) {
-		return 1
-	}
-	if errors.Is(err, context.Canceled) {
-		return 130
-	}
-	return 2
-}
-
-func isUserError(err error) bool {
-	if usererr.Is(err) {
-		return true
-	}
-	var exit cli.ExitCoder
-	if errors.As(err, &exit) {
-		return true // urfave's own "no such command" and friends
-	}
-	// urfave reports missing required flags with an unexported type.
-	return strings.HasPrefix(err.Error(), "Required flag") || strings.HasPrefix(err.Error(), "Required flags")
-}
-
-func usageError(c *cli.Context, err error, _ bool) error {
-	name := commandPath(c)
-	return usererr.New("%s: %v (see `%s --help`)", strings.TrimPrefix(name, "gorstar "), err, name)
-}
-
-// commandPath is the full command as typed, e.g. "gorstar data import".
-func commandPath(c *cli.Context) string {
-	if c.Command != nil && c.Command.HelpName != "" {
-		return c.Command.HelpName
-	}
-	return "gorstar"
+	os.Exit(cmd.Main(os.Args, os.Stdout, os.Stderr))
 }

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"encoding/json"
+	"gorstar/internal/testmodel"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,7 +35,7 @@ func TestHFChatTemplatesMatch(t *testing.T) {
 	if err := exec.Command(python, "-c", "import jinja2").Run(); err != nil {
 		t.Skip("python3 has no jinja2")
 	}
-	tok := byteTokenizer(t)
+	tok := testmodel.Tokenizer(t)
 	conversations := [][]Message{
 		sampleConversation(),
 		{{Role: RoleSystem, Content: "Be brief. ü"}, {Role: RoleUser, Content: "hi"}, {Role: RoleAssistant, Content: "hello"}},

@@ -14,21 +14,103 @@ const (
 	RoleTool      = "tool"
 )
 
-// Message is one turn of a conversation. Its JSON form (role, content, tool_calls, name) matches the
-// conversation rows of gorstar's data files.
+// Message is one turn of a conversation, the one message type of gorstar: data files, SFT, chat,
+// serve and rollouts all use it. An assistant turn that calls a tool keeps the text before the call
+// in Content and the call in ToolCalls. Name is the tool's name on a tool message (optional).
+//
+// Its JSON form is the conversation rows of gorstar's data files: {"role", "content",
+// "tool_calls", "name"}; a null content reads as empty.
 type Message struct {
 	Role      string     `json:"role"`
 	Content   string     `json:"content"`
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
-	// Name is the tool's name on a tool message (optional).
-	Name string `json:"name,omitempty"`
+	Name      string     `json:"name,omitempty"`
 }
 
-// ToolCall is a function call made by the assistant. Arguments is a JSON object, rendered byte for
-// byte (as data.ToolCall keeps it).
+// ToolCall is a function call made by the assistant. Arguments is a JSON object, kept and rendered
+// byte for byte as the model wrote it (spacing included).
+//
+// JSON form: {"name": N, "arguments": "<the JSON text>"}, arguments as a string (as OpenAI does) so
+// the text survives byte for byte. Reading also accepts arguments as an object and the OpenAI form
+// {"type": "function", "function": {"name", "arguments"}}. In Parquet (package data) a call is
+// struct{name, arguments string}.
 type ToolCall struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
+	Name      string
+	Arguments json.RawMessage
+}
+
+// Conversation is a conversation with an id: one row of a conversations table (an SFT example).
+type Conversation struct {
+	ID       string    `json:"id"`
+	Messages []Message `json:"messages"`
+}
+
+// MarshalJSON writes {"name": N, "arguments": "<JSON text>"}.
+func (c ToolCall) MarshalJSON() ([]byte, error) {
+	return marshalNoEscape(struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}{c.Name, string(c.Arguments)})
+}
+
+// UnmarshalJSON reads the gorstar form and the OpenAI form, arguments as an object or a string;
+// missing arguments read as {}.
+func (c *ToolCall) UnmarshalJSON(b []byte) error {
+	var j struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Function  *struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	if j.Function != nil {
+		j.Name, j.Arguments = j.Function.Name, j.Function.Arguments
+	}
+	c.Name = j.Name
+	c.Arguments = json.RawMessage("{}")
+	raw := bytes.TrimSpace(j.Arguments)
+	var text string
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+	case raw[0] == '"' && json.Unmarshal(raw, &text) == nil:
+		c.Arguments = json.RawMessage(text)
+	default:
+		c.Arguments = append(json.RawMessage(nil), raw...) // as written, spacing included
+	}
+	return nil
+}
+
+// UnmarshalJSON accepts a null content as empty.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	var j struct {
+		Role      string     `json:"role"`
+		Content   *string    `json:"content"`
+		ToolCalls []ToolCall `json:"tool_calls"`
+		Name      string     `json:"name"`
+	}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*m = Message{Role: j.Role, ToolCalls: j.ToolCalls, Name: j.Name}
+	if j.Content != nil {
+		m.Content = *j.Content
+	}
+	return nil
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping: '<' and '>' are common in the model's text.
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // validate checks the fields a template relies on.

@@ -6,21 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"gorstar/tokenizer"
+	"gorstar/internal/testmodel"
 )
-
-func byteTokenizer(t testing.TB) *tokenizer.Tokenizer {
-	t.Helper()
-	data, err := tokenizer.ByteLevelJSON(tokenizer.ChatSpecials)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
-}
 
 // An rStar2-style trajectory: a problem, a turn with a tool call, the tool's output, the answer.
 func sampleConversation() []Message {
@@ -35,7 +22,7 @@ func sampleConversation() []Message {
 }
 
 func TestRenderRStar2Text(t *testing.T) {
-	r, err := NewRenderer(byteTokenizer(t), Options{Tools: []json.RawMessage{json.RawMessage(`{"name":"python","x":"é<"}`)}, Primer: "<reason>"})
+	r, err := NewRenderer(testmodel.Tokenizer(t), Options{Tools: []json.RawMessage{json.RawMessage(`{"name":"python","x":"é<"}`)}, Primer: "<reason>"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +57,7 @@ func TestRenderChatMLText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRenderer(byteTokenizer(t), Options{Template: tmpl})
+	r, err := NewRenderer(testmodel.Tokenizer(t), Options{Template: tmpl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +73,7 @@ func TestRenderChatMLText(t *testing.T) {
 
 // The mask covers exactly what the assistant wrote: its text, its tool call and its <|im_end|>.
 func TestRenderMask(t *testing.T) {
-	tok := byteTokenizer(t)
+	tok := testmodel.Tokenizer(t)
 	r, err := NewRenderer(tok, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +116,7 @@ func TestRenderMask(t *testing.T) {
 // The rollout loop builds a trajectory from a prompt, generated ids and continuations; it must
 // equal the prompt for the whole conversation so far.
 func TestPromptAndContinuationCompose(t *testing.T) {
-	tok := byteTokenizer(t)
+	tok := testmodel.Tokenizer(t)
 	r, err := NewRenderer(tok, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +157,7 @@ func TestPromptAndContinuationCompose(t *testing.T) {
 
 // Text written by users, tools or the model cannot forge control tokens; the template's own can.
 func TestMessageTextCannotForgeControlTokens(t *testing.T) {
-	tok := byteTokenizer(t)
+	tok := testmodel.Tokenizer(t)
 	r, err := NewRenderer(tok, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +188,7 @@ func TestMessageTextCannotForgeControlTokens(t *testing.T) {
 }
 
 func TestRenderRejectsBadMessages(t *testing.T) {
-	r, err := NewRenderer(byteTokenizer(t), DefaultOptions())
+	r, err := NewRenderer(testmodel.Tokenizer(t), DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +209,7 @@ func TestRenderRejectsBadMessages(t *testing.T) {
 
 // BenchmarkRender measures SFT data preparation: rendering and encoding a tool-using conversation.
 func BenchmarkRender(b *testing.B) {
-	r, err := NewRenderer(byteTokenizer(b), DefaultOptions())
+	r, err := NewRenderer(testmodel.Tokenizer(b), DefaultOptions())
 	if err != nil {
 		b.Fatal(err)
 	}

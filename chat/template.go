@@ -12,7 +12,7 @@ import (
 	"strings"
 	"text/template"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 //go:embed templates/*.tmpl templates/*.jinja

@@ -1,14 +1,15 @@
 package chat
 
 import (
+	"gorstar/internal/testmodel"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"gorstar/internal/usererr"
 	"gorstar/tokenizer"
-	"gorstar/usererr"
 )
 
 func TestLoadTemplate(t *testing.T) {
@@ -30,7 +31,7 @@ func TestLoadTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRenderer(byteTokenizer(t), Options{Template: tmpl})
+	r, err := NewRenderer(testmodel.Tokenizer(t), Options{Template: tmpl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestLoadTemplate(t *testing.T) {
 	}
 	// A template without an end-of-turn inside gen_begin … gen_end cannot drive generation.
 	noGen, _ := ParseTemplate("nogen", "{{range .Messages}}{{text .Content}}{{end}}")
-	if _, err := NewRenderer(byteTokenizer(t), Options{Template: noGen}); err == nil {
+	if _, err := NewRenderer(testmodel.Tokenizer(t), Options{Template: noGen}); err == nil {
 		t.Fatal("NewRenderer accepted a template without gen markers")
 	}
 	unbalanced, _ := ParseTemplate("unbalanced", "{{gen_begin}}{{gen_begin}}")

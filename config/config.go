@@ -2,8 +2,14 @@
 // defaults in one place (Default), strict decoding that names the file, line and key of every
 // mistake, `--set key.path=value` overrides typed by the schema, and validation.
 //
-// Every package takes its settings as its section struct; the command line resolves
-// Default ← file ← --set ← explicit global flags, validates, and passes the sections down.
+// The command line resolves Default ← file ← --set ← explicit global flags, validates, and passes
+// the sections down. Who may import this package:
+//
+//   - Stage packages (sft, rl, eval, train, rollout) and service packages (exec, which takes
+//     config.Exec) take their section struct.
+//   - Library packages — model, engine, reward, data, chat, tokenizer, kernels, safetensors, serve —
+//     take their own options types and never import config; cmd and the stages translate a
+//     section into those options. TestLibrariesDoNotImportConfig enforces this with `go list -deps`.
 package config
 
 import (
@@ -18,7 +24,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // Config is the whole pipeline configuration. `gorstar config show` prints it with its comments.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 func writeConfig(t *testing.T, body string) string {

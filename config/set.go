@@ -9,7 +9,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // Set applies one `key.path=value` override. The value is typed by the schema: it is read as a

@@ -1,7 +1,6 @@
 package data
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,118 +10,13 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 
-	"gorstar/usererr"
+	"gorstar/chat"
+	"gorstar/internal/usererr"
 )
 
-// Conversation is one row of the conversations table: an SFT example as a list of chat turns.
-type Conversation struct {
-	ID       string    `json:"id"`
-	Messages []Message `json:"messages"`
-}
-
-// Message is one chat turn. Role is "system", "user", "assistant" or "tool". An assistant turn
-// that calls the tool keeps the text before the call in Content and the call itself in ToolCalls;
-// Text renders both the way the model writes them. Name is the tool's name on a "tool" turn.
-type Message struct {
-	Role      string     `json:"role"`
-	Content   string     `json:"content"`
-	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
-	Name      string     `json:"name,omitempty"`
-}
-
-// ToolCall is one function call of an assistant turn. Arguments is a JSON object as text, kept
-// byte for byte as it should appear in the rendered call.
-//
-// Storage: in Parquet, tool_calls is list<struct{name: string, arguments: string}>; in JSONL,
-// {"name": N, "arguments": "<the JSON text>"} (a string, as OpenAI does, so the text survives byte
-// for byte). Reading also accepts arguments as an object and the OpenAI form
-// {"type": "function", "function": {"name", "arguments"}}.
-type ToolCall struct {
-	Name      string
-	Arguments string
-}
-
-// MarshalJSON writes {"name": N, "arguments": "<JSON text>"}.
-func (t ToolCall) MarshalJSON() ([]byte, error) {
-	return jsonMarshal(struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	}{t.Name, t.Arguments})
-}
-
-// UnmarshalJSON reads the gorstar form and the OpenAI form, arguments as an object or a string.
-func (t *ToolCall) UnmarshalJSON(b []byte) error {
-	var j struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Function  *struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"function"`
-	}
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	if j.Function != nil {
-		j.Name, j.Arguments = j.Function.Name, j.Function.Arguments
-	}
-	t.Name = j.Name
-	t.Arguments = "{}"
-	if raw := bytes.TrimSpace(j.Arguments); len(raw) > 0 && raw[0] == '{' {
-		t.Arguments = string(raw) // as written, spacing included
-	} else if s, ok := jsonText(raw); ok {
-		t.Arguments = s
-	}
-	return nil
-}
-
-// UnmarshalJSON accepts a null content as empty.
-func (m *Message) UnmarshalJSON(b []byte) error {
-	var j struct {
-		Role      string     `json:"role"`
-		Content   *string    `json:"content"`
-		ToolCalls []ToolCall `json:"tool_calls"`
-		Name      string     `json:"name"`
-	}
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*m = Message{Role: j.Role, ToolCalls: j.ToolCalls, Name: j.Name}
-	if j.Content != nil {
-		m.Content = *j.Content
-	}
-	return nil
-}
-
-// Text is the turn as the model reads or writes it: the content, then each tool call rendered as
-// <tool_call>\n{"name": …, "arguments": …}\n</tool_call>.
-func (m Message) Text() string {
-	if len(m.ToolCalls) == 0 {
-		return m.Content
-	}
-	var b strings.Builder
-	b.WriteString(m.Content)
-	for _, tc := range m.ToolCalls {
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(tc.Render())
-	}
-	return b.String()
-}
-
-// Render writes the call in the rStar2 tool-call format.
-func (t ToolCall) Render() string {
-	name, _ := jsonMarshal(t.Name)
-	var b bytes.Buffer
-	b.WriteString("<tool_call>\n{\"name\": ")
-	b.Write(name)
-	b.WriteString(", \"arguments\": ")
-	b.WriteString(t.Arguments)
-	b.WriteString("}\n</tool_call>")
-	return b.String()
-}
-
+// conversationSchema is the Parquet form of a conversations table, whose rows are chat.Conversation:
+// id string, messages list<struct{role, content string, tool_calls list<struct{name, arguments
+// string}>, name string}>. In JSONL a row is chat.Conversation's JSON form (arguments as a string).
 func conversationSchema() *arrow.Schema {
 	str := arrow.BinaryTypes.String
 	call := arrow.StructOf(
@@ -188,7 +82,7 @@ func CreateConversations(path string) (*ConversationWriter, error) {
 }
 
 // Write appends one conversation.
-func (w *ConversationWriter) Write(c Conversation) error {
+func (w *ConversationWriter) Write(c chat.Conversation) error {
 	w.count++
 	if w.jl != nil {
 		line, err := jsonMarshal(c)
@@ -210,7 +104,7 @@ func (w *ConversationWriter) Write(c Conversation) error {
 		for _, tc := range m.ToolCalls {
 			w.call.Append(true)
 			w.callName.Append(tc.Name)
-			w.callArgs.Append(tc.Arguments)
+			w.callArgs.Append(string(tc.Arguments))
 			size += len(tc.Name) + len(tc.Arguments)
 		}
 	}
@@ -276,43 +170,43 @@ func structFieldNames(st *arrow.StructType) string {
 }
 
 // Next returns the next conversation, or io.EOF after the last one.
-func (r *ConversationReader) Next() (Conversation, error) {
+func (r *ConversationReader) Next() (chat.Conversation, error) {
 	if r.lines != nil {
 		line, err := r.lines.next()
 		if err != nil {
-			return Conversation{}, err
+			return chat.Conversation{}, err
 		}
 		obj, err := decodeObject(line)
 		if err != nil {
-			return Conversation{}, usererr.New("%s: %v", r.lines.where(), err)
+			return chat.Conversation{}, usererr.New("%s: %v", r.lines.where(), err)
 		}
-		var c Conversation
+		var c chat.Conversation
 		c.ID, _ = jsonText(obj["id"])
 		raw, ok := obj["messages"]
 		if !ok {
-			return Conversation{}, usererr.New("%s: missing field \"messages\" (fields found: %s)", r.lines.where(), fieldNames(obj))
+			return chat.Conversation{}, usererr.New("%s: missing field \"messages\" (fields found: %s)", r.lines.where(), fieldNames(obj))
 		}
 		if err := json.Unmarshal(raw, &c.Messages); err != nil {
-			return Conversation{}, usererr.New("%s: field \"messages\": expected a list of {role, content} objects: %v", r.lines.where(), err)
+			return chat.Conversation{}, usererr.New("%s: field \"messages\": expected a list of {role, content} objects: %v", r.lines.where(), err)
 		}
 		return c, nil
 	}
 	rec, i, err := r.cursor.next()
 	if err != nil {
-		return Conversation{}, err
+		return chat.Conversation{}, err
 	}
-	var c Conversation
+	var c chat.Conversation
 	c.ID, _ = textAt(column(rec, "id"), i)
 	msgs, err := messagesAt(column(rec, "messages"), i)
 	if err != nil {
-		return Conversation{}, usererr.New("%s row %d: %v", r.path, r.cursor.row, err)
+		return chat.Conversation{}, usererr.New("%s row %d: %v", r.path, r.cursor.row, err)
 	}
 	c.Messages = msgs
 	return c, nil
 }
 
 // messagesAt decodes row i of a list<struct{role, content, tool_calls?, name?}> column.
-func messagesAt(arr arrow.Array, i int) ([]Message, error) {
+func messagesAt(arr arrow.Array, i int) ([]chat.Message, error) {
 	list, ok := arr.(array.ListLike)
 	if !ok {
 		return nil, fmt.Errorf("column \"messages\" is %s, expected a list", arr.DataType())
@@ -327,12 +221,12 @@ func messagesAt(arr arrow.Array, i int) ([]Message, error) {
 	role, content := structField(st, "role"), structField(st, "content")
 	calls, name := structField(st, "tool_calls"), structField(st, "name")
 	start, end := list.ValueOffsets(i)
-	out := make([]Message, 0, end-start)
+	out := make([]chat.Message, 0, end-start)
 	for j := int(start); j < int(end); j++ {
 		if st.IsNull(j) {
 			continue
 		}
-		var m Message
+		var m chat.Message
 		m.Role, _ = textAt(role, j)
 		m.Content, _ = textAt(content, j)
 		m.Name, _ = textAt(name, j)
@@ -348,12 +242,12 @@ func messagesAt(arr arrow.Array, i int) ([]Message, error) {
 	return out, nil
 }
 
-func toolCallsAt(arr arrow.Array, j int) ([]ToolCall, error) {
+func toolCallsAt(arr arrow.Array, j int) ([]chat.ToolCall, error) {
 	if arr.IsNull(j) {
 		return nil, nil
 	}
 	if s, ok := arr.(stringValues); ok { // a JSON string, as some exporters store it
-		var tcs []ToolCall
+		var tcs []chat.ToolCall
 		if err := json.Unmarshal([]byte(s.Value(j)), &tcs); err != nil {
 			return nil, fmt.Errorf("field tool_calls: %v", err)
 		}
@@ -369,12 +263,12 @@ func toolCallsAt(arr arrow.Array, j int) ([]ToolCall, error) {
 	}
 	name, args := structField(st, "name"), structField(st, "arguments")
 	start, end := list.ValueOffsets(j)
-	var out []ToolCall
+	var out []chat.ToolCall
 	for k := int(start); k < int(end); k++ {
-		tc := ToolCall{Arguments: "{}"}
+		tc := chat.ToolCall{Arguments: json.RawMessage("{}")}
 		tc.Name, _ = textAt(name, k)
 		if a, ok := textAt(args, k); ok {
-			tc.Arguments = a
+			tc.Arguments = json.RawMessage(a)
 		}
 		out = append(out, tc)
 	}
@@ -391,13 +285,13 @@ func structField(st *array.Struct, name string) arrow.Array {
 }
 
 // ReadAllConversations reads a whole conversations table.
-func ReadAllConversations(path string) ([]Conversation, error) {
+func ReadAllConversations(path string) ([]chat.Conversation, error) {
 	r, err := OpenConversations(path)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	var out []Conversation
+	var out []chat.Conversation
 	for {
 		c, err := r.Next()
 		if err == io.EOF {

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +12,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+
+	"gorstar/chat"
 )
 
 // A conversations file from another tool: nullable fields, no name column, tool_calls as a JSON
@@ -64,9 +67,9 @@ func TestReadForeignConversations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Conversation{{ID: "x1", Messages: []Message{
+	want := []chat.Conversation{{ID: "x1", Messages: []chat.Message{
 		{Role: "user", Content: "hi"},
-		{Role: "assistant", ToolCalls: []ToolCall{{Name: "python", Arguments: `{"code": "1+1"}`}}},
+		{Role: "assistant", ToolCalls: []chat.ToolCall{{Name: "python", Arguments: json.RawMessage(`{"code": "1+1"}`)}}},
 	}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)

@@ -4,9 +4,9 @@ import (
 	"context"
 	"io"
 
-	"gorstar/progress"
+	"gorstar/internal/progress"
+	"gorstar/internal/usererr"
 	"gorstar/reward"
-	"gorstar/usererr"
 )
 
 // Reasons a filter drops a row, as reported in FilterResult.Dropped.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"gorstar/progress"
-	"gorstar/usererr"
+	"gorstar/internal/progress"
+	"gorstar/internal/usererr"
 )
 
 // ImportOptions configure Import.

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // importedRow is one input row mapped to a problem. Missing names the required column the row
@@ -25,7 +25,6 @@ type importedRow struct {
 // rowSource yields mapped rows from one input file.
 type rowSource interface {
 	next() (importedRow, error) // io.EOF at the end
-	progress() int64            // rows read so far
 	close() error
 }
 
@@ -61,8 +60,7 @@ func openJSONLSource(path string, m Mapping) (*jsonlSource, error) {
 	return &jsonlSource{path: path, lines: lines, mapping: m}, nil
 }
 
-func (s *jsonlSource) progress() int64 { return s.rows }
-func (s *jsonlSource) close() error    { return s.lines.close() }
+func (s *jsonlSource) close() error { return s.lines.close() }
 
 func (s *jsonlSource) next() (importedRow, error) {
 	line, err := s.lines.next()
@@ -328,8 +326,6 @@ func checkProblemColumn(path, name string, sc *arrow.Schema) error {
 	}
 	return nil
 }
-
-func (s *parquetSource) progress() int64 { return s.cursor.row }
 
 func (s *parquetSource) close() error {
 	s.cursor.close()

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 func TestImportVerl(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"os"
 	"strings"
 
-	"gorstar/atomicfile"
-	"gorstar/usererr"
+	"gorstar/internal/atomicfile"
+	"gorstar/internal/usererr"
 )
 
 // maxLineBytes bounds one JSONL record; longer lines are a user error rather than unbounded memory.
@@ -22,13 +22,12 @@ const maxLineBytes = 64 << 20
 // or the elements of a file holding one JSON array (as many .json datasets are), optionally
 // gzip-compressed. It knows where the current record is, for error messages.
 type lineReader struct {
-	path    string
-	f       *os.File
-	gz      *gzip.Reader
-	counted *countingReader
-	scan    *bufio.Scanner // JSONL
-	dec     *json.Decoder  // a JSON array
-	line    int            // line number (JSONL) or element number (array), 1-based
+	path string
+	f    *os.File
+	gz   *gzip.Reader
+	scan *bufio.Scanner // JSONL
+	dec  *json.Decoder  // a JSON array
+	line int            // line number (JSONL) or element number (array), 1-based
 }
 
 func openLines(path string) (*lineReader, error) {
@@ -39,11 +38,10 @@ func openLines(path string) (*lineReader, error) {
 	if err != nil {
 		return nil, usererr.New("%s: %v", path, err)
 	}
-	counted := &countingReader{r: f}
-	var r io.Reader = counted
+	var r io.Reader = f
 	var gz *gzip.Reader
 	if strings.HasSuffix(path, ".gz") {
-		gz, err = gzip.NewReader(counted)
+		gz, err = gzip.NewReader(f)
 		if err != nil {
 			f.Close()
 			return nil, usererr.New("%s: not a gzip file: %v", path, err)
@@ -51,7 +49,7 @@ func openLines(path string) (*lineReader, error) {
 		r = gz
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
-	lr := &lineReader{path: path, f: f, gz: gz, counted: counted}
+	lr := &lineReader{path: path, f: f, gz: gz}
 	// A .jsonl file is lines whatever they hold; a .json file may be one array of records.
 	name := strings.ToLower(strings.TrimSuffix(path, ".gz"))
 	lineFile := strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".ndjson")
@@ -130,25 +128,11 @@ func (r *lineReader) nextElement() ([]byte, error) {
 	return raw, nil
 }
 
-// bytesRead is how far into the file (compressed bytes) reading has got, for progress.
-func (r *lineReader) bytesRead() int64 { return r.counted.n }
-
 func (r *lineReader) close() error {
 	if r.gz != nil {
 		r.gz.Close()
 	}
 	return r.f.Close()
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // jsonlWriter writes one JSON value per line to a file that appears only on close.

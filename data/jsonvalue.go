@@ -11,7 +11,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // decodeObject parses one JSONL line as an object. Errors read "invalid JSON: …" or "expected a

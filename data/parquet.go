@@ -17,8 +17,8 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
-	"gorstar/atomicfile"
-	"gorstar/usererr"
+	"gorstar/internal/atomicfile"
+	"gorstar/internal/usererr"
 )
 
 // Row groups are cut at whichever limit comes first. Together with streamed page reads this keeps

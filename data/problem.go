@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // Problem is one row of the problems table: a task with a reference answer. Meta is a JSON object

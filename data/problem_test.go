@@ -10,7 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"gorstar/usererr"
+	"gorstar/chat"
+	"gorstar/internal/usererr"
 )
 
 func sampleProblems(n int) []Problem {
@@ -149,7 +150,7 @@ func TestOpenProblemsBadInput(t *testing.T) {
 	}
 	wrongCols := filepath.Join(dir, "convs.parquet")
 	wc, _ := CreateConversations(wrongCols)
-	wc.Write(Conversation{ID: "a", Messages: []Message{{Role: "user", Content: "hi"}}})
+	wc.Write(chat.Conversation{ID: "a", Messages: []chat.Message{{Role: "user", Content: "hi"}}})
 	if err := wc.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // SplitOptions configure Split.

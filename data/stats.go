@@ -4,8 +4,8 @@ import (
 	"context"
 	"io"
 
+	"gorstar/internal/usererr"
 	"gorstar/reward"
-	"gorstar/usererr"
 )
 
 // Stats summarizes a table file.

@@ -7,8 +7,9 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"gorstar/progress"
-	"gorstar/usererr"
+	"gorstar/chat"
+	"gorstar/internal/progress"
+	"gorstar/internal/usererr"
 )
 
 // ArithOptions configure the arithmetic task: expressions of Operands integers of MinDigits to
@@ -140,16 +141,17 @@ func (it ArithItem) Problem(o ArithOptions) Problem {
 	}
 }
 
-// Conversation is the item as an SFT example of the tool-call format: the system prompt, the
-// problem, an assistant turn that calls Python, the tool's output, and the final answer.
-func (it ArithItem) Conversation() Conversation {
-	return Conversation{ID: it.ID, Messages: []Message{
-		{Role: "system", Content: SystemPrompt()},
-		{Role: "user", Content: "Compute " + it.Expr + "."},
-		{Role: "assistant", Content: "<reason>Compute it exactly with Python.</reason>",
-			ToolCalls: []ToolCall{PythonCall("print("+it.Expr+")", "")}},
-		{Role: "tool", Name: PythonToolName, Content: it.Answer},
-		{Role: "assistant", Content: "<reason>Python printed " + it.Answer + ".</reason>\n<answer>\\boxed{" + it.Answer + "}</answer>"},
+// Conversation is the item as an SFT example of the tool-call format: the problem, an assistant
+// turn that calls Python, the tool's output, and the final answer. It has no system message: the
+// chat template writes the system turn (instructions and chat.PythonTool's schema), the same one
+// that RL, evaluation and serve prompts get.
+func (it ArithItem) Conversation() chat.Conversation {
+	return chat.Conversation{ID: it.ID, Messages: []chat.Message{
+		{Role: chat.RoleUser, Content: "Compute " + it.Expr + "."},
+		{Role: chat.RoleAssistant, Content: "<reason>Compute it exactly with Python.</reason>",
+			ToolCalls: []chat.ToolCall{chat.PythonCall("print("+it.Expr+")", "")}},
+		{Role: chat.RoleTool, Name: chat.PythonToolName, Content: it.Answer},
+		{Role: chat.RoleAssistant, Content: "<reason>Python printed " + it.Answer + ".</reason>\n<answer>\\boxed{" + it.Answer + "}</answer>"},
 	}}
 }
 

@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"gorstar/chat"
+	"gorstar/internal/testmodel"
 )
 
 // evalInt64 is an independent evaluator for small expressions: split on + and - into terms,
@@ -118,55 +121,52 @@ func TestArithConversationFormat(t *testing.T) {
 	for _, m := range c.Messages {
 		roles = append(roles, m.Role)
 	}
-	if want := []string{"system", "user", "assistant", "tool", "assistant"}; !reflect.DeepEqual(roles, want) {
+	// No system message: the template writes the one system turn.
+	if want := []string{"user", "assistant", "tool", "assistant"}; !reflect.DeepEqual(roles, want) {
 		t.Fatalf("roles %v", roles)
 	}
-	sys := c.Messages[0].Content
-	if !strings.Contains(sys, "<tools>\n"+ToolSchemaJSON()+"\n</tools>") || !strings.Contains(sys, "<reason>") ||
-		!strings.Contains(sys, "<answer>") || !strings.Contains(sys, `\boxed{`) {
-		t.Errorf("system prompt lacks part of the format: %q", sys)
+	r, err := chat.NewRenderer(testmodel.Tokenizer(t), chat.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
 	}
-	var schema struct {
-		Name       string `json:"name"`
-		Parameters struct {
-			Properties map[string]any `json:"properties"`
-		} `json:"parameters"`
+	text, err := r.Text(c.Messages, false)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := json.Unmarshal([]byte(ToolSchemaJSON()), &schema); err != nil || schema.Name != "python" ||
-		schema.Parameters.Properties["code"] == nil || schema.Parameters.Properties["input"] == nil {
-		t.Errorf("tool schema %v: %+v", err, schema)
+	if strings.Count(text, "<|im_start|>system") != 1 || strings.Count(text, "<tools>\n") != 1 ||
+		strings.Count(text, `"required": ["code"]`) != 1 { // the schema once
+		t.Errorf("rendered conversation has not exactly one system turn and one schema:\n%s", text)
 	}
-	wantCall := "<reason>Compute it exactly with Python.</reason>\n<tool_call>\n" +
-		`{"name": "python", "arguments": {"code": "print(4821 * 739)", "input": ""}}` + "\n</tool_call>"
-	if got := c.Messages[2].Text(); got != wantCall {
-		t.Errorf("call turn\n%q\nwant\n%q", got, wantCall)
+	wantCall := "<|im_start|>assistant\n<reason>Compute it exactly with Python.</reason>\n<tool_call>\n" +
+		`{"name": "python", "arguments": {"code": "print(4821 * 739)", "input": ""}}` + "\n</tool_call><|im_end|>"
+	if !strings.Contains(text, wantCall) {
+		t.Errorf("rendered conversation lacks the call turn\n%q\nin\n%s", wantCall, text)
 	}
-	// The call inside the tags is valid JSON with name and arguments.
-	body := strings.TrimSuffix(strings.TrimPrefix(c.Messages[2].ToolCalls[0].Render(), "<tool_call>\n"), "\n</tool_call>")
-	var call struct {
-		Name      string            `json:"name"`
-		Arguments map[string]string `json:"arguments"`
+	var args struct{ Code, Input *string }
+	if err := json.Unmarshal(c.Messages[1].ToolCalls[0].Arguments, &args); err != nil || args.Code == nil ||
+		*args.Code != "print(4821 * 739)" || args.Input == nil {
+		t.Errorf("call arguments %s: %v", c.Messages[1].ToolCalls[0].Arguments, err)
 	}
-	if err := json.Unmarshal([]byte(body), &call); err != nil || call.Arguments["code"] != "print(4821 * 739)" {
-		t.Errorf("call JSON %q: %v", body, err)
-	}
-	if m := c.Messages[3]; m.Content != "3562719" || m.Name != "python" {
+	if m := c.Messages[2]; m.Content != "3562719" || m.Name != "python" {
 		t.Errorf("tool turn %+v", m)
 	}
-	final := c.Messages[4].Content
+	final := c.Messages[3].Content
 	if !strings.HasPrefix(final, "<reason>") || !strings.Contains(final, "</reason>") ||
 		!strings.HasSuffix(final, `<answer>\boxed{3562719}</answer>`) {
 		t.Errorf("final turn %q", final)
 	}
-	// Without the system prompt, an example is short enough for the tiny model's context.
+	// The example itself (the system turn aside) is short enough for the tiny model's context.
 	n := 0
-	for _, m := range c.Messages[1:] {
-		n += len(m.Text())
+	for _, m := range c.Messages {
+		n += len(m.Content)
+		for _, tc := range m.ToolCalls {
+			n += len(tc.Arguments)
+		}
 	}
 	if n > 300 {
 		t.Errorf("example body is %d bytes", n)
 	}
-	t.Logf("system prompt %d bytes, rest of the example %d bytes", len(sys), n)
+	t.Logf("rendered %d bytes, the messages %d", len(text), n)
 }
 
 func TestSynthFiles(t *testing.T) {

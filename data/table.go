@@ -5,8 +5,9 @@ import (
 	"io"
 	"strings"
 
-	"gorstar/progress"
-	"gorstar/usererr"
+	"gorstar/chat"
+	"gorstar/internal/progress"
+	"gorstar/internal/usererr"
 )
 
 // tableReader and tableWriter are what the problems and conversations readers and writers share,
@@ -46,15 +47,15 @@ var problemsTable = table[Problem]{
 	},
 }
 
-var conversationsTable = table[Conversation]{
-	open: func(ctx context.Context, p string) (tableReader[Conversation], error) {
+var conversationsTable = table[chat.Conversation]{
+	open: func(ctx context.Context, p string) (tableReader[chat.Conversation], error) {
 		r, err := openConversations(ctx, p)
 		if err != nil {
 			return nil, err
 		}
 		return r, nil
 	},
-	create: func(p string) (tableWriter[Conversation], error) {
+	create: func(p string) (tableWriter[chat.Conversation], error) {
 		w, err := CreateConversations(p)
 		if err != nil {
 			return nil, err

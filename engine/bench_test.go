@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"gorstar/internal/testmodel"
 	"gorstar/model"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkGenerate(b *testing.B) {
 }
 
 func TestBenchRuns(t *testing.T) {
-	m, _ := testModel(t)
+	m, _ := testmodel.Model(t)
 	r, err := Bench(context.Background(), m, BenchOptions{Batch: 3, PromptLen: 5, NewTokens: 4})
 	if err != nil {
 		t.Fatal(err)

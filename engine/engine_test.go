@@ -3,49 +3,16 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
-	"os"
 	"slices"
 	"testing"
 	"time"
 
-	"gorstar/kernels"
+	"gorstar/internal/testmodel"
 	"gorstar/model"
-	"gorstar/tokenizer"
 )
 
-func TestMain(m *testing.M) {
-	if err := kernels.Init(0, 2); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	os.Exit(m.Run())
-}
-
-// testModel is a small random Qwen3 whose vocabulary covers the byte-level chat tokenizer.
-func testModel(t testing.TB) (*model.Model, *tokenizer.Tokenizer) {
-	t.Helper()
-	data, err := tokenizer.ByteLevelJSON(tokenizer.ChatSpecials)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := model.Config{
-		ModelType: "qwen3", VocabSize: tok.VocabSize(), HiddenSize: 32, IntermediateSize: 64, NumHiddenLayers: 2,
-		NumAttentionHeads: 4, NumKeyValueHeads: 2, HeadDim: 8, RopeTheta: 1e4, RMSNormEps: 1e-6,
-		InitializerRange: 0.5, MaxPositionEmbeddings: 256,
-	}
-	m, err := model.New(c, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Close)
-	return m, tok
-}
+func TestMain(m *testing.M) { testmodel.Main(m) }
 
 func newEngine(t testing.TB, m *model.Model, opts Options) *Engine {
 	t.Helper()
@@ -102,7 +69,7 @@ func run(t *testing.T, e *Engine, reqs []Request) []Output {
 // Generation-time log-probabilities of the sampled tokens equal the training forward's on the
 // whole sequence (prompt + generated) — the gap RL importance ratios would see.
 func TestLogProbsMatchTrainingForward(t *testing.T) {
-	m, _ := testModel(t)
+	m, _ := testmodel.Model(t)
 	e := newEngine(t, m, Options{MaxSeqs: 8, StepTokens: 64})
 	var reqs []Request
 	for i := range 6 {
@@ -139,7 +106,7 @@ func TestLogProbsMatchTrainingForward(t *testing.T) {
 
 // The same seed gives the same tokens whether the sequence runs alone or among others.
 func TestSeedReproducibleAcrossBatches(t *testing.T) {
-	m, _ := testModel(t)
+	m, _ := testmodel.Model(t)
 	e := newEngine(t, m, Options{MaxSeqs: 16, StepTokens: 64})
 	target := Request{Prompt: prompt(9, 3), MaxTokens: 24, Sampling: Sampling{Temperature: 1.2, TopP: 0.95, TopK: 50, Seed: seed(42)}}
 	alone := run(t, e, []Request{target})[0]
@@ -172,7 +139,7 @@ func TestSeedReproducibleAcrossBatches(t *testing.T) {
 // Pausing, appending tokens and resuming gives what one sequence with the appended tokens in its
 // prompt gives: the prefix is not recomputed and nothing is lost.
 func TestPauseAppendResumeEqualsOneShot(t *testing.T) {
-	m, tok := testModel(t)
+	m, tok := testmodel.Model(t)
 	e := newEngine(t, m, Options{MaxSeqs: 4, StepTokens: 32, Tokenizer: tok})
 	ctx := ctxT(t)
 	p := prompt(10, 1)
@@ -235,7 +202,7 @@ func TestPauseAppendResumeEqualsOneShot(t *testing.T) {
 
 // Requests that can never fit are refused at once; those that fit later wait their turn.
 func TestAdmission(t *testing.T) {
-	m, _ := testModel(t)
+	m, _ := testmodel.Model(t)
 	e := newEngine(t, m, Options{KVTokens: 100, MaxSeqs: 4, StepTokens: 32})
 	ctx := ctxT(t)
 	for _, r := range []Request{
@@ -272,7 +239,7 @@ func TestAdmission(t *testing.T) {
 }
 
 func TestStopsAndCancel(t *testing.T) {
-	m, tok := testModel(t)
+	m, tok := testmodel.Model(t)
 	e := newEngine(t, m, Options{MaxSeqs: 4, Tokenizer: tok})
 	ctx := ctxT(t)
 	p := prompt(5, 2)
@@ -320,7 +287,7 @@ func TestStopsAndCancel(t *testing.T) {
 }
 
 func TestCloseEndsEverything(t *testing.T) {
-	m, _ := testModel(t)
+	m, _ := testmodel.Model(t)
 	e, err := New(m, Options{KVTokens: 64, MaxSeqs: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -354,7 +321,7 @@ func TestCloseEndsEverything(t *testing.T) {
 // Samples of one prompt submitted together share its prefill (a device copy of the keys and
 // values) and give exactly what each gives alone.
 func TestSharedPromptMatchesSeparate(t *testing.T) {
-	m, _ := testModel(t)
+	m, _ := testmodel.Model(t)
 	e := newEngine(t, m, Options{MaxSeqs: 8, StepTokens: 16})
 	p := prompt(40, 5) // longer than a step, so the first sample prefills over several steps
 	req := func(s uint64) Request {
@@ -381,7 +348,7 @@ func TestSharedPromptMatchesSeparate(t *testing.T) {
 // SubmitAll hands a batch to the loop between the same two steps: eight 10-token prompts are
 // prefilled in one step, not one per step; a bad request in the batch admits none of them.
 func TestSubmitAllPrefillsTogether(t *testing.T) {
-	m, _ := testModel(t)
+	m, _ := testmodel.Model(t)
 	e := newEngine(t, m, Options{StepTokens: 128, MaxSeqs: 8})
 	ctx := ctxT(t)
 	reqs := make([]Request, 8)

@@ -3,18 +3,11 @@ package engine
 import (
 	"testing"
 
-	"gorstar/tokenizer"
+	"gorstar/internal/testmodel"
 )
 
 func TestTextMatcher(t *testing.T) {
-	data, err := tokenizer.ByteLevelJSON(tokenizer.ChatSpecials)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := testmodel.Tokenizer(t)
 	for _, tc := range []struct {
 		text          string
 		stops, pauses []string

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // Workloads are the bench's calls: a trivial print, a small combinatorics computation, a small

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // Client spreads calls over several `gorstar exec serve` nodes: each call goes to the endpoint

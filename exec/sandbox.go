@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"gorstar/config"
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // Sandbox kinds.

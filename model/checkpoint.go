@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"gorstar/atomicfile"
+	"gorstar/internal/atomicfile"
+	"gorstar/internal/usererr"
 	"gorstar/safetensors"
-	"gorstar/usererr"
 )
 
 // A checkpoint is a directory checkpoints/step-NNNNNNNN that is a complete Hugging Face model

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // Config is the architecture of a Qwen2/Qwen3 model, read from and written to a Hugging Face

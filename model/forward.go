@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"gorstar/internal/usererr"
 	"gorstar/kernels"
-	"gorstar/usererr"
 )
 
 // Batch is B token sequences of L tokens each, flattened row by row and right-padded. Every id

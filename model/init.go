@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"gorstar/internal/usererr"
 	"gorstar/tokenizer"
-	"gorstar/usererr"
 )
 
 // InitOptions describe a random-init model directory.

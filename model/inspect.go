@@ -4,8 +4,8 @@ import (
 	"slices"
 	"sort"
 
+	"gorstar/internal/usererr"
 	"gorstar/safetensors"
-	"gorstar/usererr"
 )
 
 // Info describes a model directory without loading its weights.

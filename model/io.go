@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 
-	"gorstar/atomicfile"
+	"gorstar/internal/atomicfile"
+	"gorstar/internal/usererr"
 	"gorstar/safetensors"
-	"gorstar/usererr"
 )
 
 // auxFiles are the files of a Hugging Face model directory besides config.json and the weights

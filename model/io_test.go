@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"gorstar/internal/usererr"
 	"gorstar/safetensors"
-	"gorstar/usererr"
 )
 
 func TestSaveLoadRoundTrip(t *testing.T) {

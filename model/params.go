@@ -1,8 +1,6 @@
 package model
 
 import (
-	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"gorstar/kernels"
@@ -127,14 +125,4 @@ func (p *ParamSet) initRandom(seed uint64, std float64) {
 func isNorm(name string) bool {
 	n := len(name)
 	return n >= len("norm.weight") && name[n-len("norm.weight"):] == "norm.weight"
-}
-
-// finite reports the first tensor holding a NaN or Inf, for error messages after loading.
-func checkFinite(name string, data []float32) error {
-	for i, x := range data {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("tensor %s: non-finite value %g at element %d", name, x, i)
-		}
-	}
-	return nil
 }

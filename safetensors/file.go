@@ -8,7 +8,7 @@ import (
 	"os"
 	"syscall"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // File is an open, memory-mapped safetensors file. Its methods are safe for concurrent use until

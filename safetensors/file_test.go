@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 func TestWriteReadRoundTrip(t *testing.T) {

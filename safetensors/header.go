@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // maxHeaderSize bounds the JSON header, as the reference implementation does (100 MB), so a

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // Names of the files in a Hugging Face model directory.

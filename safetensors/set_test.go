@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 func writeIndex(t *testing.T, dir, js string) {

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strconv"
 
-	"gorstar/atomicfile"
+	"gorstar/internal/atomicfile"
 )
 
 // Tensor is one tensor to write. Give its values either as Data (float32, stored as DType, which

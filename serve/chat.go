@@ -89,6 +89,28 @@ func (m openAIMessage) toChat(i int) (chat.Message, error) {
 	return out, nil
 }
 
+// chatPrompt renders a chat request's messages and tools through the template into the ids of the
+// generation prompt; endOfTurn is the ids that close an assistant turn.
+func (s *Server) chatPrompt(req *chatRequest) (prompt, endOfTurn []int32, err error) {
+	if len(req.Messages) == 0 {
+		return nil, nil, badRequest("messages", "messages must hold at least one message")
+	}
+	msgs := make([]chat.Message, len(req.Messages))
+	for i, m := range req.Messages {
+		if msgs[i], err = m.toChat(i); err != nil {
+			return nil, nil, err
+		}
+	}
+	renderer, err := chat.NewRenderer(s.tok, chat.Options{Template: s.opts.Template, Tools: req.Tools, Primer: s.opts.Primer})
+	if err != nil {
+		return nil, nil, badRequest("tools", "render the chat template: %v", err)
+	}
+	if prompt, err = renderer.RenderPrompt(msgs); err != nil {
+		return nil, nil, badRequest("messages", "%v", err)
+	}
+	return prompt, renderer.EndOfTurn(), nil
+}
+
 // chatCompletions answers POST /v1/chat/completions.
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	body, err := s.readBody(w, r)
@@ -102,22 +124,9 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkModel(req.Model); err != nil {
 		return err
 	}
-	if len(req.Messages) == 0 {
-		return badRequest("messages", "messages must hold at least one message")
-	}
-	msgs := make([]chat.Message, len(req.Messages))
-	for i, m := range req.Messages {
-		if msgs[i], err = m.toChat(i); err != nil {
-			return err
-		}
-	}
-	renderer, err := chat.NewRenderer(s.tok, chat.Options{Template: s.opts.Template, Tools: req.Tools, Primer: s.opts.Primer})
+	prompt, endOfTurn, err := s.chatPrompt(&req)
 	if err != nil {
-		return badRequest("tools", "render the chat template: %v", err)
-	}
-	prompt, err := renderer.RenderPrompt(msgs)
-	if err != nil {
-		return badRequest("messages", "%v", err)
+		return err
 	}
 	if req.MaxCompletionTokens != nil {
 		req.MaxTokens = req.MaxCompletionTokens
@@ -133,7 +142,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	if req.Logprobs {
 		er.TopLogProbs = req.TopLogprobs
 	}
-	if end := renderer.EndOfTurn(); len(end) == 1 && !containsID(er.StopTokens, end[0]) {
+	if end := endOfTurn; len(end) == 1 && !containsID(er.StopTokens, end[0]) {
 		er.StopTokens = append(er.StopTokens, end[0])
 	}
 	er.Prompt = prompt

@@ -9,9 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,26 +17,17 @@ import (
 	"unicode/utf8"
 
 	"gorstar/engine"
-	"gorstar/kernels"
+	"gorstar/internal/testmodel"
 	"gorstar/model"
 	"gorstar/tokenizer"
 )
 
-func TestMain(m *testing.M) {
-	if err := kernels.Init(0, 2); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testmodel.Main(m) }
 
 // startServer writes a `model init` tiny model, loads it and serves it on 127.0.0.1.
 func startServer(t *testing.T, opts engine.Options) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "tiny")
-	if _, err := model.InitDir(dir, model.InitOptions{Preset: "tiny", Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
+	dir := testmodel.TinyDir(t)
 	m, err := model.Load(dir)
 	if err != nil {
 		t.Fatal(err)

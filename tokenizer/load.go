@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // Tokenizer encodes text to ids and back. Build one with Load, LoadFile or Parse.

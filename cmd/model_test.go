@@ -1,9 +1,9 @@
-package main
+package cmd
 
 import (
 	"encoding/json"
 	"math"
-	"os/exec"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,7 +43,7 @@ func TestModelInitInfoLogprobs(t *testing.T) {
 // gorstar's logprobs agree with an independent PyTorch implementation of Qwen3/Qwen2
 // (bench/qwen3_torch.py, float64) to 1e-4.
 func TestModelLogprobsMatchPyTorch(t *testing.T) {
-	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
+	if err := osexec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
 		t.Skip("skipped: /usr/bin/python3 cannot import torch (install python3-torch)")
 	}
 	tmp := t.TempDir()
@@ -90,7 +90,7 @@ func TestModelLogprobsMatchPyTorch(t *testing.T) {
 			t.Fatalf("%+v", r)
 		}
 		got := decodeJSON(t, r)
-		out, err := exec.Command("/usr/bin/python3", filepath.Join("bench", "qwen3_torch.py"), "logprobs",
+		out, err := osexec.Command("/usr/bin/python3", filepath.Join("..", "bench", "qwen3_torch.py"), "logprobs",
 			"--model", dir, "--ids", string(idsJSON)).Output()
 		if err != nil {
 			t.Fatalf("qwen3_torch.py logprobs: %v", err)

@@ -1,4 +1,4 @@
-package main
+package cmd
 
 import (
 	"bufio"
@@ -13,9 +13,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"gorstar/atomicfile"
+	"gorstar/internal/atomicfile"
+	"gorstar/internal/usererr"
 	"gorstar/reward"
-	"gorstar/usererr"
 )
 
 func rewardCommand() *cli.Command {

@@ -1,20 +1,20 @@
-package main
+package cmd
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
+	osexec "os/exec"
 	"path/filepath"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
 
 	"gorstar/engine"
+	"gorstar/internal/usererr"
 	"gorstar/kernels"
 	"gorstar/model"
-	"gorstar/usererr"
 )
 
 // generateRow is one line of the generation benchmark.
@@ -65,7 +65,7 @@ func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, pr
 		if _, err := os.Stat(script); err != nil {
 			return usererr.New("--torch-script: %v (run from the repository root or pass the path)", err)
 		}
-		if err := exec.CommandContext(c.Context, python, "-c", "import torch").Run(); err != nil {
+		if err := osexec.CommandContext(c.Context, python, "-c", "import torch").Run(); err != nil {
 			torchSkip = fmt.Sprintf("%s cannot import torch (install python3-torch): PyTorch side skipped", python)
 			if !o.Quiet {
 				fmt.Fprintln(c.App.ErrWriter, "gorstar: "+torchSkip)
@@ -166,7 +166,7 @@ func benchModel(name string, isDir bool, seed int64, wantDir bool) (*model.Model
 // torchGenerateBench runs the PyTorch reference's generate-bench on the same model, shapes and
 // threads and returns its tokens per second.
 func torchGenerateBench(c *cli.Context, python, script, dir string, batch, promptLen, newTokens, threads int) (float64, error) {
-	cmd := exec.CommandContext(c.Context, python, script, "generate-bench", "--model", dir,
+	cmd := osexec.CommandContext(c.Context, python, script, "generate-bench", "--model", dir,
 		"--batch", strconv.Itoa(batch), "--prompt-len", strconv.Itoa(promptLen), "--new-tokens", strconv.Itoa(newTokens),
 		"--threads", strconv.Itoa(threads))
 	n := strconv.Itoa(threads)

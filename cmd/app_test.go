@@ -1,41 +1,12 @@
-package main
+package cmd
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
-
-// cliResult is what one in-process run of the command line produced.
-type cliResult struct {
-	Stdout, Stderr string
-	Code           int
-}
-
-// runCLI runs gorstar in-process with args (without the program name).
-func runCLI(t *testing.T, args ...string) cliResult {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	code := run(append([]string{"gorstar"}, args...), &out, &errOut)
-	return cliResult{Stdout: out.String(), Stderr: errOut.String(), Code: code}
-}
-
-// decodeJSON parses a command's --json stdout, failing the test unless it is exactly one object.
-func decodeJSON(t *testing.T, r cliResult) map[string]any {
-	t.Helper()
-	var m map[string]any
-	dec := json.NewDecoder(strings.NewReader(r.Stdout))
-	if err := dec.Decode(&m); err != nil {
-		t.Fatalf("stdout is not one JSON object: %v\nstdout: %q\nstderr: %q", err, r.Stdout, r.Stderr)
-	}
-	if dec.More() {
-		t.Fatalf("stdout has more than one JSON value: %q", r.Stdout)
-	}
-	return m
-}
 
 func TestVersionNamesBackend(t *testing.T) {
 	r := runCLI(t, "--version")
@@ -105,5 +76,26 @@ func TestConfigCheckOK(t *testing.T) {
 	r := runCLI(t, "config", "check", "--json", p)
 	if r.Code != 0 || decodeJSON(t, r)["ok"] != true {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// Help text names only commands that exist: "`gorstar X …`" anywhere in the help of the app or of
+// a command must have X among the commands.
+func TestHelpAdvertisesOnlyExistingCommands(t *testing.T) {
+	app := newApp()
+	pages := []cliResult{runCLI(t, "--help")}
+	for _, c := range app.Commands {
+		pages = append(pages, runCLI(t, c.Name, "--help"))
+		for _, sub := range c.Subcommands {
+			pages = append(pages, runCLI(t, c.Name, sub.Name, "--help"))
+		}
+	}
+	mention := regexp.MustCompile("`gorstar ([a-z][a-z-]*)")
+	for _, p := range pages {
+		for _, m := range mention.FindAllStringSubmatch(p.Stdout, -1) {
+			if app.Command(m[1]) == nil {
+				t.Errorf("help advertises `gorstar %s`, which does not exist:\n%s", m[1], p.Stdout)
+			}
+		}
 	}
 }

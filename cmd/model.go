@@ -1,23 +1,22 @@
-package main
+package cmd
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
+	osexec "os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"gorstar/config"
+	"gorstar/internal/usererr"
 	"gorstar/kernels"
 	"gorstar/model"
 	"gorstar/tokenizer"
-	"gorstar/usererr"
 )
 
 func modelCommand() *cli.Command {
@@ -83,15 +82,8 @@ func initKernels(o Options) error {
 	if err != nil {
 		return usererr.New("--device: %v", err)
 	}
-	onGPU := strings.HasPrefix(kernels.Backend(), "rocm")
-	if dev.Kind == "rocm" && !onGPU {
-		return usererr.New("--device %s: this binary's kernels are %s; build with `go build -tags rocm` (see kernels/README.md)", o.Device, kernels.Backend())
-	}
-	if dev.Kind == "cpu" && onGPU {
-		return usererr.New("--device cpu: this binary was built with -tags rocm; use --device rocm[:N] or a build without the tag")
-	}
-	if err := kernels.Init(dev.Index, o.Threads); err != nil {
-		return usererr.New("%v", err)
+	if err := kernels.Setup(dev.Kind, dev.Index, o.Threads); err != nil {
+		return usererr.New("--device %s: %v", o.Device, err)
 	}
 	return nil
 }
@@ -320,7 +312,7 @@ func torchBench(c *cli.Context, m *model.Model, name string, threads int, mode s
 	if _, err := os.Stat(script); err != nil {
 		return 0, usererr.New("--torch-script: %v (run from the repository root or pass the path)", err)
 	}
-	cmd := exec.CommandContext(c.Context, c.String("python"),
+	cmd := osexec.CommandContext(c.Context, c.String("python"),
 		append([]string{script, mode, "--model", dir, "--threads", strconv.Itoa(threads)}, args...)...)
 	n := strconv.Itoa(threads)
 	cmd.Env = append(os.Environ(), "OMP_WAIT_POLICY=PASSIVE", "OMP_NUM_THREADS="+n, "OPENBLAS_NUM_THREADS="+n, "MKL_NUM_THREADS="+n)

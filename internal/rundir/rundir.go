@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"gorstar/atomicfile"
-	"gorstar/usererr"
+	"gorstar/internal/atomicfile"
+	"gorstar/internal/usererr"
 )
 
 // Run is an open, locked run directory.

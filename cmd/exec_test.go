@@ -1,19 +1,19 @@
-package main
+package cmd
 
 import (
-	"os/exec"
+	osexec "os/exec"
 	"strings"
 	"testing"
 
-	gexec "gorstar/exec"
+	"gorstar/exec"
 )
 
 func needSandbox(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
+	if _, err := osexec.LookPath("python3"); err != nil {
 		t.Skip("python3 not on PATH")
 	}
-	if !gexec.BwrapAvailable() {
+	if !exec.BwrapAvailable() {
 		t.Skip("bwrap not on PATH: install bubblewrap")
 	}
 }
@@ -70,11 +70,11 @@ func TestExecBenchCommand(t *testing.T) {
 
 // Every sandbox runs code from the command line; none says loudly that nothing is isolated.
 func TestExecRunSandboxKinds(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
+	if _, err := osexec.LookPath("python3"); err != nil {
 		t.Skip("python3 not on PATH")
 	}
 	for _, kind := range []string{"bwrap", "namespaces", "none"} {
-		if kind == "bwrap" && !gexec.BwrapAvailable() {
+		if kind == "bwrap" && !exec.BwrapAvailable() {
 			continue
 		}
 		r := runCLI(t, append([]string{"exec", "run", "--sandbox", kind, "--code", "6 * 7"}, light...)...)

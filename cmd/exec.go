@@ -1,13 +1,11 @@
-package main
+package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"runtime"
 	"strconv"
@@ -18,7 +16,7 @@ import (
 
 	"gorstar/config"
 	"gorstar/exec"
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 func execCommand() *cli.Command {
@@ -250,16 +248,15 @@ func execBench(c *cli.Context) error {
 		return usererr.New("exec bench --concurrency: must be ≥ 1, got %d", c.Int("concurrency"))
 	}
 	var runner exec.Runner
+	var client *exec.Client
 	var workers int
 	name := "pool"
-	endpoints := c.StringSlice("endpoint")
-	if len(endpoints) > 0 {
-		client, err := exec.NewClient(endpoints)
-		if err != nil {
+	if endpoints := c.StringSlice("endpoint"); len(endpoints) > 0 {
+		if client, err = exec.NewClient(endpoints); err != nil {
 			return err
 		}
 		runner, name = client, "client"
-		if err := waitForServers(ctx, endpoints, 2*time.Minute); err != nil {
+		if err := client.WaitReady(ctx, 2*time.Minute); err != nil {
 			return err
 		}
 	} else {
@@ -271,7 +268,7 @@ func execBench(c *cli.Context) error {
 		runner, workers = p, p.Workers()
 	}
 	if n := c.Int("calls"); n > 0 {
-		return execLoadTest(c, o, runner, endpoints, n)
+		return execLoadTest(c, o, runner, client, n)
 	}
 	var reports []benchReport
 	for _, wl := range workloads {
@@ -283,7 +280,7 @@ func execBench(c *cli.Context) error {
 			return err
 		}
 		rep := benchReport{BenchResult: r, Runner: name}
-		if c.Bool("baseline") && len(endpoints) == 0 {
+		if c.Bool("baseline") && client == nil {
 			fresh, err := exec.NewFreshRunner(cfg, workers)
 			if err != nil {
 				return err
@@ -338,8 +335,9 @@ func execBench(c *cli.Context) error {
 	return nil
 }
 
-// execLoadTest sends exactly n distinct calls and checks every answer (the 45K-calls test).
-func execLoadTest(c *cli.Context, o Options, runner exec.Runner, endpoints []string, n int) error {
+// execLoadTest sends exactly n distinct calls and checks every answer (the 45K-calls test); with a
+// client, the servers' health (peak memory) is reported too.
+func execLoadTest(c *cli.Context, o Options, runner exec.Runner, client *exec.Client, n int) error {
 	inFlight := c.Int("concurrency")
 	if !o.Quiet {
 		fmt.Fprintf(c.App.ErrWriter, "load test: %d calls, %d in flight\n", n, inFlight)
@@ -350,10 +348,8 @@ func execLoadTest(c *cli.Context, o Options, runner exec.Runner, endpoints []str
 	}
 	out := map[string]any{"load": res}
 	var servers []map[string]any
-	for _, e := range endpoints {
-		for _, one := range strings.Split(e, ",") {
-			servers = append(servers, serverHealth(c.Context, strings.TrimRight(strings.TrimSpace(one), "/")))
-		}
+	if client != nil {
+		servers = client.Health(c.Context)
 	}
 	if len(servers) > 0 {
 		out["servers"] = servers
@@ -370,57 +366,4 @@ func execLoadTest(c *cli.Context, o Options, runner exec.Runner, endpoints []str
 		return fmt.Errorf("exec load test: %d calls lost, %d duplicated", res.Lost, res.Duplicated)
 	}
 	return nil
-}
-
-// waitForServers waits until every endpoint answers /healthz (a server that was just started may
-// still be importing modules), so that a bench never measures connection refusals.
-func waitForServers(ctx context.Context, endpoints []string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for _, e := range endpoints {
-		for _, one := range strings.Split(e, ",") {
-			url := strings.TrimRight(strings.TrimSpace(one), "/")
-			for {
-				h := serverHealth(ctx, url)
-				if h["ok"] == true {
-					break
-				}
-				if time.Now().After(deadline) {
-					return usererr.New("exec bench --endpoint %s: not ready after %s: %v", url, limit, h["error"])
-				}
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-time.After(250 * time.Millisecond):
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// serverHealth fetches an exec serve node's /healthz (its memory figures among them).
-func serverHealth(ctx context.Context, url string) map[string]any {
-	out := map[string]any{"url": url}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/healthz", nil)
-	if err != nil {
-		out["error"] = err.Error()
-		return out
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		out["error"] = err.Error()
-		return out
-	}
-	defer resp.Body.Close()
-	var h map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
-		out["error"] = err.Error()
-		return out
-	}
-	for k, v := range h {
-		out[k] = v
-	}
-	return out
 }

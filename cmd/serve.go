@@ -1,4 +1,4 @@
-package main
+package cmd
 
 import (
 	"context"
@@ -13,10 +13,8 @@ import (
 
 	"gorstar/chat"
 	"gorstar/engine"
-	"gorstar/model"
+	"gorstar/internal/usererr"
 	"gorstar/serve"
-	"gorstar/tokenizer"
-	"gorstar/usererr"
 )
 
 // engineFlags size the generation engine (serve and chat).
@@ -44,22 +42,9 @@ func serveCommand() *cli.Command {
 	}
 }
 
-// loadedModel is a model with its tokenizer, chat template and running engine.
-type loadedModel struct {
-	m        *model.Model
-	tok      *tokenizer.Tokenizer
-	eng      *engine.Engine
-	template *chat.Template
-	primer   string
-}
-
-func (l *loadedModel) Close() {
-	l.eng.Close()
-	l.m.Close()
-}
-
-// loadForGeneration loads dir and starts an engine sized by the engine flags.
-func loadForGeneration(c *cli.Context, o Options, dir string, maxWaiting int) (*loadedModel, error) {
+// loadPolicy sets up the kernels and loads dir with its template, ready to generate, on an engine
+// sized by the engine flags.
+func loadPolicy(c *cli.Context, o Options, dir string, maxWaiting int) (*engine.Policy, error) {
 	if err := initKernels(o); err != nil {
 		return nil, err
 	}
@@ -71,30 +56,12 @@ func loadForGeneration(c *cli.Context, o Options, dir string, maxWaiting int) (*
 	if err != nil {
 		return nil, usererr.New("--template %s: %v", name, err)
 	}
-	m, err := model.Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	tok, err := tokenizer.Load(dir)
-	if err != nil {
-		m.Close()
-		return nil, err
-	}
-	if tok.VocabSize() > m.Config.VocabSize {
-		m.Close()
-		return nil, usererr.New("%s: the tokenizer has %d tokens, more than the model's vocab_size %d", dir, tok.VocabSize(), m.Config.VocabSize)
-	}
 	if c.Int("kv-tokens") < 0 || c.Int("max-seqs") < 1 || c.Int("step-tokens") < 1 {
-		m.Close()
 		return nil, usererr.New("--kv-tokens must be ≥ 0 (0: automatic), --max-seqs and --step-tokens ≥ 1")
 	}
-	eng, err := engine.New(m, engine.Options{KVTokens: c.Int("kv-tokens"), MaxSeqs: c.Int("max-seqs"),
-		StepTokens: c.Int("step-tokens"), MaxWaiting: maxWaiting, Seed: uint64(o.Seed), Tokenizer: tok})
-	if err != nil {
-		m.Close()
-		return nil, err
-	}
-	return &loadedModel{m: m, tok: tok, eng: eng, template: tmpl, primer: c.String("primer")}, nil
+	return engine.LoadPolicy(dir, engine.PolicyOptions{Template: tmpl, Primer: c.String("primer"),
+		Engine: engine.Options{KVTokens: c.Int("kv-tokens"), MaxSeqs: c.Int("max-seqs"), StepTokens: c.Int("step-tokens"),
+			MaxWaiting: maxWaiting, Seed: uint64(o.Seed)}})
 }
 
 func serveAction(c *cli.Context) error {
@@ -106,16 +73,16 @@ func serveAction(c *cli.Context) error {
 	if c.Int("max-waiting") < 0 {
 		return usererr.New("--max-waiting must be ≥ 0")
 	}
-	lm, err := loadForGeneration(c, o, dir, c.Int("max-waiting"))
+	p, err := loadPolicy(c, o, dir, c.Int("max-waiting"))
 	if err != nil {
 		return err
 	}
-	defer lm.Close()
+	defer p.Close()
 	name := c.String("served-model-name")
 	if name == "" {
 		name = filepath.Base(filepath.Clean(dir))
 	}
-	srv, err := serve.New(lm.eng, lm.tok, serve.Options{ModelName: name, Template: lm.template, Primer: lm.primer})
+	srv, err := serve.New(p.Engine, p.Tokenizer, serve.Options{ModelName: name, Template: p.Template, Primer: p.Primer})
 	if err != nil {
 		return err
 	}
@@ -125,7 +92,7 @@ func serveAction(c *cli.Context) error {
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second}
 	if !o.Quiet {
-		opts := lm.eng.Options()
+		opts := p.Engine.Options()
 		fmt.Fprintf(c.App.ErrWriter, "serve: %s as %q on http://%s (context %d, KV budget %d tokens, up to %d sequences)\n",
 			dir, name, ln.Addr(), opts.MaxContext, opts.KVTokens, opts.MaxSeqs)
 	}
@@ -138,7 +105,7 @@ func serveAction(c *cli.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	lm.eng.Close() // ends running requests so Shutdown need not wait for long generations
+	p.Engine.Close() // ends running requests so Shutdown need not wait for long generations
 	if err := hs.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("serve: shut down: %w", err)
 	}

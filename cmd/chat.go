@@ -1,4 +1,4 @@
-package main
+package cmd
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 	"gorstar/chat"
 	"gorstar/engine"
 	"gorstar/exec"
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 func chatCommand() *cli.Command {
@@ -55,16 +55,16 @@ func chatAction(c *cli.Context) error {
 	}
 	var backend chatBackend
 	if dir := c.String("model"); dir != "" {
-		lm, err := loadForGeneration(c, o, dir, 0)
+		p, err := loadPolicy(c, o, dir, 0)
 		if err != nil {
 			return err
 		}
-		defer lm.Close()
-		r, err := chat.NewRenderer(lm.tok, chat.Options{Template: lm.template, Tools: tools, Primer: lm.primer})
+		defer p.Close()
+		r, err := p.Renderer(tools)
 		if err != nil {
 			return err
 		}
-		backend = &localChat{lm: lm, r: r, maxTokens: c.Int("max-tokens"), temperature: c.Float64("temperature")}
+		backend = &localChat{p: p, r: r, maxTokens: c.Int("max-tokens"), temperature: c.Float64("temperature")}
 	} else {
 		backend = &endpointChat{url: strings.TrimRight(c.String("endpoint"), "/"), model: c.String("served-model"),
 			tools: tools, maxTokens: c.Int("max-tokens"), temperature: c.Float64("temperature")}
@@ -174,7 +174,7 @@ func toAssistant(text string) chat.Message {
 
 // localChat generates with the in-process engine, printing tokens as they come.
 type localChat struct {
-	lm          *loadedModel
+	p           *engine.Policy
 	r           *chat.Renderer
 	maxTokens   int
 	temperature float64
@@ -185,20 +185,20 @@ func (l *localChat) turn(ctx context.Context, msgs []chat.Message, out io.Writer
 	if err != nil {
 		return chat.Message{}, usererr.New("chat: %v", err)
 	}
-	o := l.lm.eng.Options()
+	o := l.p.Engine.Options()
 	maxTokens := min(l.maxTokens, min(o.MaxContext, o.KVTokens)-len(prompt))
 	if maxTokens < 1 {
 		return chat.Message{}, usererr.New("chat: the conversation (%d tokens) fills the context; /reset to start over", len(prompt))
 	}
-	seq, err := l.lm.eng.Submit(ctx, engine.Request{Prompt: prompt, MaxTokens: maxTokens,
+	seq, err := l.p.Engine.Submit(ctx, engine.Request{Prompt: prompt, MaxTokens: maxTokens,
 		Sampling: engine.Sampling{Temperature: l.temperature}, StopTokens: l.r.EndOfTurn()[:1]})
 	if err != nil {
 		return chat.Message{}, err
 	}
-	fmt.Fprint(out, l.lm.primer)
-	dec := l.lm.tok.NewStreamDecoder(true)
+	fmt.Fprint(out, l.p.Primer)
+	dec := l.p.Tokenizer.NewStreamDecoder(true)
 	var text strings.Builder
-	text.WriteString(l.lm.primer)
+	text.WriteString(l.p.Primer)
 	for {
 		ev, err := seq.Next(ctx)
 		if err != nil {

@@ -1,60 +1,21 @@
-package main
+package cmd
 
 import (
-	"bytes"
-	"fmt"
+	"gorstar/internal/testmodel"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/urfave/cli/v2"
-
-	"gorstar/tokenizer"
 )
 
-// tokenizerDir writes the byte-level chat tokenizer into a fresh directory.
-func tokenizerDir(t *testing.T) string {
-	t.Helper()
-	data, err := tokenizer.ByteLevelJSON(tokenizer.ChatSpecials)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// runTokenize runs `gorstar model tokenize ARGS`. Until cli_model.go lists the command, it is
-// attached to a fresh app here the way newApp would.
+// runTokenize runs `gorstar model tokenize ARGS`.
 func runTokenize(t *testing.T, args ...string) cliResult {
 	t.Helper()
-	full := append([]string{"model", "tokenize"}, args...)
-	if m := newApp().Command("model"); m != nil && m.Command("tokenize") != nil {
-		return runCLI(t, full...)
-	}
-	app := newApp()
-	cmd := modelTokenizeCommand()
-	addGlobalFlags([]*cli.Command{cmd})
-	model := app.Command("model")
-	model.Subcommands = append(model.Subcommands, cmd)
-	var out, errOut bytes.Buffer
-	app.Writer, app.ErrWriter = &out, &errOut
-	code := 0
-	if err := app.Run(append([]string{"gorstar"}, full...)); err != nil {
-		fmt.Fprintf(&errOut, "gorstar: %s\n", strings.TrimSpace(err.Error()))
-		code = 2
-		if isUserError(err) {
-			code = 1
-		}
-	}
-	return cliResult{Stdout: out.String(), Stderr: errOut.String(), Code: code}
+	return runCLI(t, append([]string{"model", "tokenize"}, args...)...)
 }
 
 func TestModelTokenize(t *testing.T) {
-	dir := tokenizerDir(t)
+	dir := testmodel.TokenizerDir(t)
 	r := runTokenize(t, "--model", dir, "--text", "<|im_start|>hi", "--json")
 	if r.Code != 0 {
 		t.Fatalf("%+v", r)
@@ -85,7 +46,7 @@ func TestModelTokenize(t *testing.T) {
 }
 
 func TestModelTokenizeUserErrors(t *testing.T) {
-	dir := tokenizerDir(t)
+	dir := testmodel.TokenizerDir(t)
 	bad := filepath.Join(t.TempDir(), "tokenizer.json")
 	os.WriteFile(bad, []byte(`{"model": {"type": "Unigram"}}`), 0o644)
 	for name, args := range map[string][]string{

@@ -1,4 +1,4 @@
-package main
+package cmd
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/data"
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 func dataCommand() *cli.Command {
@@ -40,8 +40,9 @@ func dataCommand() *cli.Command {
 				Name:  "synth",
 				Usage: "generate problems with exact answers (task arith), or SFT conversations with --sft",
 				Description: "arith: integers of --min-digits..--max-digits digits joined by operators from --ops, e.g. \"Compute 4821 * 739.\"\n" +
-					"--sft writes conversations that demonstrate the multi-turn tool-call format: system prompt with the tool schema,\n" +
-					"the problem, an assistant turn calling Python, the tool's output and the boxed answer. Defaults come from [data.synth].",
+					"--sft writes conversations that demonstrate the multi-turn tool-call format: the problem, an assistant turn\n" +
+					"calling Python, the tool's output and the boxed answer (the chat template adds the system turn with the tool\n" +
+					"schema when they are rendered). Defaults come from [data.synth].",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "task", Usage: "generator `NAME`: arith (default data.synth.task)"},
 					&cli.IntFlag{Name: "n", Usage: "rows to generate (default data.synth.train, or data.synth.sft with --sft)"},

@@ -1,16 +1,15 @@
-package main
+package cmd
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"gorstar/config"
-	"gorstar/progress"
-	"gorstar/usererr"
+	"gorstar/internal/progress"
+	"gorstar/internal/usererr"
 )
 
 // Options are the global flags, resolved, with the configuration they select.
@@ -18,7 +17,6 @@ type Options struct {
 	Config  *config.Config // Default ← --config file ← --set ← --seed/--threads/--device, validated
 	JSON    bool           // print one summary object on stdout and nothing else there
 	Quiet   bool           // no progress, no chatter on stderr
-	RunDir  string         // --run-dir, else run.dir/run.name
 	Seed    int64
 	Threads int
 	Device  string
@@ -105,10 +103,6 @@ func globalOptions(c *cli.Context) (Options, error) {
 	}
 	o.Config = &cfg
 	o.Seed, o.Threads, o.Device = cfg.Run.Seed, cfg.Run.Threads, cfg.Run.Device
-	o.RunDir = str("run-dir")
-	if o.RunDir == "" {
-		o.RunDir = filepath.Join(cfg.Run.Dir, cfg.Run.Name)
-	}
 	return o, nil
 }
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 func TestOpenWritesConfigMetricsAndLog(t *testing.T) {

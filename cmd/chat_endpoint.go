@@ -1,4 +1,4 @@
-package main
+package cmd
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"gorstar/chat"
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // endpointChat asks an OpenAI-compatible server.

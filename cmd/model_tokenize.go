@@ -1,4 +1,4 @@
-package main
+package cmd
 
 import (
 	"encoding/json"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"gorstar/internal/usererr"
 	"gorstar/tokenizer"
-	"gorstar/usererr"
 )
 
 // modelTokenizeCommand is `gorstar model tokenize`: text to ids (or ids back to text) with a model

@@ -1,0 +1,65 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gorstar/chat"
+	"gorstar/config"
+	"gorstar/exec"
+)
+
+func TestChatWithLocalModel(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny")
+	if r := runCLI(t, "model", "init", "--out", dir, "--preset", "tiny"); r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	r := runCLIWith(context.Background(), "2+2?\n/reset\nagain\n", "chat", "--model", dir, "--no-tools",
+		"--max-tokens", "4", "--quiet", "--seed", "1")
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	if strings.Count(r.Stdout, "<reason>") != 2 || !strings.Contains(r.Stdout, "(new conversation)") {
+		t.Errorf("output %q", r.Stdout)
+	}
+	if r := runCLI(t, "chat", "--quiet"); r.Code != 1 {
+		t.Errorf("chat without --model or --endpoint: %+v", r)
+	}
+}
+
+// scriptedModel stands in for a model: it answers each turn with the next text.
+type scriptedModel struct{ texts []string }
+
+func (s *scriptedModel) turn(_ context.Context, _ []chat.Message, out io.Writer) (chat.Message, error) {
+	text := s.texts[0]
+	s.texts = s.texts[1:]
+	fmt.Fprint(out, text)
+	return toAssistant(text), nil
+}
+
+// A tool call in an assistant turn runs in the sandbox and its output goes back to the model.
+func TestChatLoopRunsToolCalls(t *testing.T) {
+	cfg := config.DefaultExec()
+	cfg.Workers = 1
+	pool, err := exec.NewPool(context.Background(), cfg)
+	if err != nil {
+		t.Skipf("skipped: no Python sandbox here: %v", err)
+	}
+	defer pool.Close()
+	call, _ := json.Marshal(map[string]any{"name": "python", "arguments": map[string]string{"code": "print(6*7)"}})
+	m := &scriptedModel{texts: []string{"<reason>compute\n<tool_call>\n" + string(call) + "\n</tool_call>", "<reason>it is 42"}}
+	var out bytes.Buffer
+	err = chatLoop(context.Background(), m, pool, strings.NewReader("what is 6*7?\n"), &out, chatSettings{maxTurns: 4, toolChars: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "[tool] 42") || !strings.Contains(out.String(), "it is 42") {
+		t.Errorf("output %q", out.String())
+	}
+}

@@ -1,0 +1,66 @@
+package cmd
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// `gorstar serve` answers on loopback, `gorstar chat --endpoint` talks to it, and the server stops
+// cleanly when its context ends.
+func TestServeAndChatEndpoint(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny")
+	if r := runCLI(t, "model", "init", "--out", dir, "--preset", "tiny"); r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan cliResult, 1)
+	go func() {
+		r := runCLIWith(ctx, "", "serve", "--model", dir, "--listen", addr, "--kv-tokens", "8192", "--quiet")
+		served <- r
+	}()
+	url := "http://" + addr
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := http.Get(url + "/v1/models")
+		if err == nil {
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if !strings.Contains(string(body), `"id":"tiny"`) {
+				t.Fatalf("/v1/models: %s", body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not come up: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r := runCLIWith(ctx, "hello\n/exit\n", "chat", "--endpoint", url, "--no-tools", "--max-tokens", "5", "--quiet")
+	if r.Code != 0 {
+		t.Fatalf("chat: %+v", r)
+	}
+	if !strings.HasPrefix(r.Stdout, "<reason>") {
+		t.Errorf("chat printed %q", r.Stdout)
+	}
+	// A wrong model name: the endpoint's message is shown and the session goes on.
+	r = runCLIWith(ctx, "hello\n", "chat", "--endpoint", url, "--served-model", "nope", "--no-tools", "--quiet")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "does not exist") {
+		t.Errorf("unknown served model: %+v", r)
+	}
+	cancel()
+	select {
+	case r := <-served:
+		if r.Code != 0 {
+			t.Errorf("serve: %+v", r)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}

@@ -1,0 +1,27 @@
+package config
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// libraries are the packages that take their own options and never import config (package doc).
+var libraries = []string{"model", "engine", "reward", "data", "chat", "tokenizer", "kernels", "safetensors", "serve"}
+
+func TestLibrariesDoNotImportConfig(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("skipped: no go tool on PATH to list dependencies")
+	}
+	for _, lib := range libraries {
+		out, err := exec.Command(goTool, "list", "-deps", "gorstar/"+lib).Output()
+		if err != nil {
+			t.Fatalf("go list -deps gorstar/%s: %v", lib, err)
+		}
+		if slices.Contains(strings.Fields(string(out)), "gorstar/config") {
+			t.Errorf("library package %s depends on gorstar/config; pass it its own options instead", lib)
+		}
+	}
+}
