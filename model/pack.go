@@ -1,7 +1,7 @@
 package model
 
 import (
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // Pack places sequences of the given lengths into rows of at most L tokens, first fit in the order
