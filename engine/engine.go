@@ -68,7 +68,8 @@ var (
 
 // Engine generates tokens for many sequences at once with continuous batching. One goroutine owns
 // the model and runs the steps; Submit, Append, Resume and Cancel talk to it through a channel.
-// The model must not be used by anyone else (training, another engine) while the engine is open.
+// The model must not be used by anyone else (training, another engine) while the engine is open,
+// except through WithModel, which runs training or a weight update between steps.
 type Engine struct {
 	m    *model.Model
 	opts Options
@@ -105,6 +106,9 @@ type Stats struct {
 	Paused             int   `json:"paused"`
 	KVReserved         int   `json:"kv_reserved"`
 	KVTokens           int   `json:"kv_tokens"`
+	// KVUsed is the tokens whose keys and values are in the caches now (at most KVReserved:
+	// admission reserves a sequence's whole capacity up front).
+	KVUsed int `json:"kv_used"`
 }
 
 // New starts an engine on m. Close stops it.
