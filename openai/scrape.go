@@ -7,14 +7,12 @@ import (
 	"time"
 )
 
-// scrapeLoop reads every endpoint's /metrics each ScrapeEvery until ctx ends.
+// scrapeLoop reads every endpoint's /metrics each ScrapeEvery until ctx ends, the first time one
+// period after New (a caller that wants loads at once calls ScrapeNow).
 func (c *Client) scrapeLoop(ctx context.Context) {
 	defer close(c.done)
-	for {
+	for sleep(ctx, c.opts.ScrapeEvery) == nil {
 		c.ScrapeNow(ctx)
-		if sleep(ctx, c.opts.ScrapeEvery) != nil {
-			return
-		}
 	}
 }
 
