@@ -106,6 +106,9 @@ type Stats struct {
 	Paused             int   `json:"paused"`
 	KVReserved         int   `json:"kv_reserved"`
 	KVTokens           int   `json:"kv_tokens"`
+	// KVUsed is the tokens whose keys and values are in the caches now (at most KVReserved:
+	// admission reserves a sequence's whole capacity up front).
+	KVUsed int `json:"kv_used"`
 }
 
 // New starts an engine on m. Close stops it.

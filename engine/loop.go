@@ -239,6 +239,7 @@ func (e *Engine) snapshot() Stats {
 		} else {
 			st.Running++
 		}
+		st.KVUsed += s.cache.Len()
 	}
 	st.KVReserved, st.KVTokens = e.reserved, e.opts.KVTokens
 	return st

@@ -174,6 +174,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	if req.ReturnTokenIDs {
 		resp["prompt_token_ids"] = prompt
 	}
+	_, resp["weight_version"] = s.weights.current()
 	writeJSON(w, http.StatusOK, resp)
 	return nil
 }

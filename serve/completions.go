@@ -3,6 +3,7 @@ package serve
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 
 	"gorstar/engine"
@@ -61,7 +62,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("prompt", "stream takes one prompt")
 		}
 		base.Prompt = prompts[0]
-		return s.streamCompletion(w, r, base, n, req.Logprobs != nil)
+		return s.streamCompletion(w, r, base, n, req.Logprobs != nil, req.ReturnTokensAsTokenIDs)
 	}
 	id := newID("cmpl-")
 	var choices []any
@@ -79,7 +80,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
 			ch := map[string]any{"index": p*n + i, "text": s.text(c, base.StopTokens), "logprobs": nil,
 				"finish_reason": finishReason(c.finish)}
 			if req.Logprobs != nil {
-				ch["logprobs"] = s.completionLogprobs(c)
+				ch["logprobs"] = s.completionLogprobs(c, req.ReturnTokensAsTokenIDs)
 			}
 			if req.ReturnTokenIDs {
 				ch["token_ids"] = c.tokens
@@ -88,9 +89,10 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
 			choices = append(choices, ch)
 		}
 	}
+	_, version := s.weights.current()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": id, "object": "text_completion", "created": time.Now().Unix(), "model": s.opts.ModelName,
-		"choices": choices, "usage": usage(promptTokens, completionTokens),
+		"choices": choices, "usage": usage(promptTokens, completionTokens), "weight_version": version,
 	})
 	return nil
 }
@@ -119,16 +121,17 @@ func (s *Server) engineRequest(req *commonRequest, defaultMax int) (engine.Reque
 	return er, n, nil
 }
 
-// completionLogprobs is the legacy completions logprobs object: the text of each token, its
-// log-probability and, when asked for, the most likely tokens' texts and log-probabilities.
-func (s *Server) completionLogprobs(c choice) map[string]any {
+// completionLogprobs is the legacy completions logprobs object: the text of each token (or
+// "token_id:ID" with asIDs), its log-probability and, when asked for, the most likely tokens'
+// names and log-probabilities. Offsets count the decoded text either way.
+func (s *Server) completionLogprobs(c choice, asIDs bool) map[string]any {
 	tokens := make([]string, len(c.tokens))
 	offsets := make([]int, len(c.tokens))
 	off := 0
 	for i, id := range c.tokens {
-		tokens[i] = s.tok.Decode([]int32{id})
 		offsets[i] = off
-		off += len(tokens[i])
+		off += len(s.tok.Decode([]int32{id}))
+		tokens[i] = s.tokenName(id, asIDs)
 	}
 	var top any
 	if c.top != nil {
@@ -136,10 +139,19 @@ func (s *Server) completionLogprobs(c choice) map[string]any {
 		for i, alts := range c.top {
 			list[i] = map[string]float32{}
 			for _, a := range alts {
-				list[i][s.tok.Decode([]int32{a.Token})] = a.LogProb
+				list[i][s.tokenName(a.Token, asIDs)] = a.LogProb
 			}
 		}
 		top = list
 	}
 	return map[string]any{"tokens": tokens, "token_logprobs": c.logprobs, "top_logprobs": top, "text_offset": offsets}
+}
+
+// tokenName is how logprobs name a token: its text, or "token_id:ID" as vLLM writes it with
+// return_tokens_as_token_ids (texts of partial UTF-8 characters cannot be mapped back to ids).
+func (s *Server) tokenName(id int32, asID bool) string {
+	if asID {
+		return "token_id:" + strconv.Itoa(int(id))
+	}
+	return s.tok.Decode([]int32{id})
 }

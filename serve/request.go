@@ -24,6 +24,8 @@ type commonRequest struct {
 	Stream         bool            `json:"stream"`
 	IgnoreEOS      bool            `json:"ignore_eos"`       // vLLM extension
 	ReturnTokenIDs bool            `json:"return_token_ids"` // vLLM extension: token ids per choice
+	// ReturnTokensAsTokenIDs names each token of the logprobs "token_id:ID" (vLLM extension).
+	ReturnTokensAsTokenIDs bool `json:"return_tokens_as_token_ids"`
 }
 
 const maxN = 64
@@ -119,8 +121,9 @@ func parsePrompt(raw json.RawMessage) (texts []string, ids [][]int32, err error)
 			texts, ids = append(texts, s), append(ids, nil)
 			continue
 		}
-		if json.Unmarshal(el, &tokens) == nil {
-			texts, ids = append(texts, ""), append(ids, tokens)
+		var one []int32 // fresh each time: Unmarshal would reuse a slice's array for the next prompt
+		if json.Unmarshal(el, &one) == nil {
+			texts, ids = append(texts, ""), append(ids, one)
 			continue
 		}
 		return nil, nil, badRequest("prompt", "prompt[%d] must be a string or a list of token ids", i)

@@ -34,6 +34,7 @@ type Server struct {
 	opts    Options
 	created int64
 	eos     []int32 // tokens that end a completion (<|endoftext|>, <|im_end|> when present)
+	weights weightState
 }
 
 // New returns a server for eng, whose model uses tok.
@@ -66,7 +67,16 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/v1/models", s.onlyMethod(http.MethodGet, s.models))
 	mux.HandleFunc("/v1/completions", s.onlyMethod(http.MethodPost, s.completions))
 	mux.HandleFunc("/v1/chat/completions", s.onlyMethod(http.MethodPost, s.chatCompletions))
-	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	health := func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }
+	mux.HandleFunc("/health", health)
+	mux.HandleFunc("/healthz", health)
+	mux.HandleFunc("/metrics", s.onlyMethod(http.MethodGet, s.metrics))
+	mux.HandleFunc("/update_weights_from_disk", s.onlyMethod(http.MethodPost, s.updateWeightsFromDisk))
+	mux.HandleFunc("/get_weight_version", s.onlyMethod(http.MethodGet, func(w http.ResponseWriter, r *http.Request) error {
+		_, v := s.weights.current()
+		writeJSON(w, http.StatusOK, map[string]any{"weight_version": v})
+		return nil
+	}))
 	mux.HandleFunc("/stats", s.onlyMethod(http.MethodGet, func(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusOK, s.eng.Stats())
 		return nil

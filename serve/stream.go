@@ -141,7 +141,7 @@ func sseError(sse *sseWriter, err error) {
 	sse.send(map[string]any{"error": map[string]any{"message": err.Error(), "type": "server_error"}})
 }
 
-func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, req engine.Request, n int, logprobs bool) error {
+func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, req engine.Request, n int, logprobs, asIDs bool) error {
 	id, created := newID("cmpl-"), time.Now().Unix()
 	sse := newSSE(w)
 	chunk := func(i int, text string, lp any, finish any) {
@@ -153,7 +153,7 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, req en
 		func(i int, c choice, ts *textStream) {
 			var lp any
 			if logprobs {
-				lp = s.completionLogprobs(c)
+				lp = s.completionLogprobs(c, asIDs)
 			}
 			chunk(i, ts.rest(s.text(c, req.StopTokens)), lp, finishReason(c.finish))
 		})
