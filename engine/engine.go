@@ -266,6 +266,7 @@ func (e *Engine) resume(s *Sequence) error {
 		if s.text != nil {
 			s.text.resetWindow()
 		}
+		s.turnTokens = 0
 		s.state = stateRunning
 	}); cerr != nil {
 		return cerr

@@ -375,3 +375,38 @@ func TestSubmitAllPrefillsTogether(t *testing.T) {
 		t.Errorf("after a refused batch: %+v, want nothing admitted", st)
 	}
 }
+
+// PauseAfter caps each turn: the sequence pauses after that many tokens, and again that many
+// tokens after each resume, until MaxTokens ends it.
+func TestPauseAfterCapsEachTurn(t *testing.T) {
+	m, _ := testModel(t)
+	e := newEngine(t, m, Options{MaxSeqs: 2, StepTokens: 32})
+	ctx := ctxT(t)
+	s, err := e.Submit(ctx, Request{Prompt: prompt(6, 2), MaxTokens: 10, Capacity: 32, PauseAfter: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lens []int
+	for {
+		out, err := s.Wait(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lens = append(lens, len(out.Tokens))
+		if !out.Paused {
+			if out.Finish != FinishLength {
+				t.Errorf("finish %q, want length", out.Finish)
+			}
+			break
+		}
+		if err := s.Append([]int32{1, 2}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Resume(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(lens, []int{4, 4, 2}) {
+		t.Errorf("turn lengths %v, want [4 4 2]", lens)
+	}
+}

@@ -209,6 +209,7 @@ func (e *Engine) promptDonor(s *Sequence) *Sequence {
 func (e *Engine) accept(s *Sequence, tok int32, logprob float32, top []TokenLogProb) {
 	e.stats.GeneratedTokens++
 	s.generated++
+	s.turnTokens++
 	s.emit(Event{Kind: EventToken, Token: tok, LogProb: logprob, Top: top})
 	s.pending = append(s.pending[:0], tok)
 	var match string
@@ -224,7 +225,8 @@ func (e *Engine) accept(s *Sequence, tok int32, logprob float32, top []TokenLogP
 	case s.req.MaxTokens > 0 && s.generated >= s.req.MaxTokens,
 		s.cache.Len()+len(s.pending) >= s.cache.Cap():
 		e.finish(s, Event{Kind: EventDone, Finish: FinishLength})
-	case containsToken(s.req.PauseTokens, tok) || match != "":
+	case containsToken(s.req.PauseTokens, tok) || match != "",
+		s.req.PauseAfter > 0 && s.turnTokens >= s.req.PauseAfter:
 		s.state = statePaused
 		s.emit(Event{Kind: EventPaused, Stop: match})
 	}

@@ -26,6 +26,9 @@ type Request struct {
 	// waits for Append and Resume, or for Cancel.
 	PauseTokens  []int32
 	PauseStrings []string
+	// PauseAfter pauses the sequence once it has generated this many tokens since it started or was
+	// last resumed (0: never): a cap on one turn. Benchmarks use it to end turns where they choose.
+	PauseAfter int
 }
 
 // check validates a request and fills its default capacity. Errors wrap ErrRequest.
@@ -47,6 +50,9 @@ func (e *Engine) check(req *Request) error {
 	}
 	if req.MaxTokens < 0 {
 		return bad("max_tokens: must be ≥ 0, got %d", req.MaxTokens)
+	}
+	if req.PauseAfter < 0 {
+		return bad("pause after: must be ≥ 0, got %d", req.PauseAfter)
 	}
 	if err := req.Sampling.Validate(); err != nil {
 		return bad("%v", err)

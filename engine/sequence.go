@@ -68,6 +68,9 @@ type Sequence struct {
 	promptKey uint64      // hash of the prompt, to find sequences that share it
 	inStep    bool        // fed in the step being built
 
+	// turnTokens counts the tokens generated since the start or the last resume (PauseAfter).
+	turnTokens int
+
 	// Event queue shared with the reader.
 	mu       sync.Mutex
 	events   []Event

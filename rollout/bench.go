@@ -1,0 +1,189 @@
+package rollout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"gorstar/chat"
+	"gorstar/data"
+	"gorstar/engine"
+	"gorstar/exec"
+	"gorstar/model"
+	"gorstar/tokenizer"
+)
+
+// BenchOptions describe the rollout benchmark: Rollouts trajectories (Groups samples per problem),
+// at most Concurrency in flight, each of 2 to MaxTurns turns of MinTurnTokens to MaxTurnTokens
+// generated tokens; every turn but the last calls a tool that sleeps ToolSleep and prints 1.
+type BenchOptions struct {
+	Rollouts, Groups, Concurrency int
+	MaxTurns                      int
+	MinTurnTokens, MaxTurnTokens  int
+	ToolSleep                     time.Duration
+	Seed                          uint64
+}
+
+// DefaultBenchOptions is `gorstar rollout bench`'s setup: 256 rollouts of 2–4 turns, 64 at once,
+// 200 ms tools.
+func DefaultBenchOptions() BenchOptions {
+	return BenchOptions{Rollouts: 256, Groups: 8, Concurrency: 64, MaxTurns: 4,
+		MinTurnTokens: 16, MaxTurnTokens: 96, ToolSleep: 200 * time.Millisecond, Seed: 1}
+}
+
+// BenchResult compares the two schedules (the `gorstar rollout bench --json` fields).
+type BenchResult struct {
+	OverlappedS float64 `json:"overlapped_s"`
+	NaiveS      float64 `json:"naive_s"`
+	Speedup     float64 `json:"speedup"`
+	// DecodeTokensPerS is generated tokens over the overlapped run's wall time;
+	// EngineOnlyTokensPerS the same number of tokens generated without tools or pauses.
+	DecodeTokensPerS     float64 `json:"decode_tokens_per_s"`
+	EngineOnlyTokensPerS float64 `json:"engine_only_tokens_per_s"`
+	GeneratedTokens      int     `json:"generated_tokens"`
+	ToolCalls            int     `json:"tool_calls"`
+	FailedToolCalls      int     `json:"failed_tool_calls"`
+	ToolP50MS            float64 `json:"tool_p50_ms"`
+}
+
+// benchScript plays a tool-calling policy with a random model: it decides how long each
+// trajectory's turns are (engine PauseAfter) and which turns call the tool. The decoding, the
+// pausing, the appends and the sandbox calls are real.
+type benchScript struct {
+	o    BenchOptions
+	call chat.ParsedToolCall
+}
+
+func newBenchScript(o BenchOptions) *benchScript {
+	code := fmt.Sprintf("import time; time.sleep(%g); print(1)", o.ToolSleep.Seconds())
+	args, _ := json.Marshal(map[string]string{"code": code})
+	return &benchScript{o: o, call: chat.ParsedToolCall{Call: chat.ToolCall{Name: pythonTool, Arguments: args}}}
+}
+
+// plan draws a trajectory's turn length and number of turns from its own stream.
+func (b *benchScript) plan(problem, sample int) (turnTokens, turns int) {
+	rng := rand.New(rand.NewPCG(SampleSeed(b.o.Seed, problem, sample), 7))
+	turnTokens = b.o.MinTurnTokens + rng.IntN(b.o.MaxTurnTokens-b.o.MinTurnTokens+1)
+	turns = 2 + rng.IntN(max(1, b.o.MaxTurns-1))
+	return turnTokens, turns
+}
+
+func (b *benchScript) turnTokens(problem, sample int) int {
+	n, _ := b.plan(problem, sample)
+	return n
+}
+
+// toolCall reports the scripted call of a turn: every turn but the last calls the tool.
+func (b *benchScript) toolCall(problem, sample, turn int) (chat.ParsedToolCall, bool) {
+	_, turns := b.plan(problem, sample)
+	return b.call, turn < turns-1
+}
+
+func (o BenchOptions) validate() error {
+	if o.Rollouts < 1 || o.Groups < 1 || o.Concurrency < 1 || o.MaxTurns < 2 ||
+		o.MinTurnTokens < 1 || o.MaxTurnTokens < o.MinTurnTokens || o.ToolSleep < 0 {
+		return fmt.Errorf("rollout bench: want rollouts, groups, concurrency, turn tokens ≥ 1, max turns ≥ 2 and max turn tokens ≥ min, got %+v", o)
+	}
+	return nil
+}
+
+// Bench runs the same rollouts with the overlapped and with the naive schedule on an engine over m
+// (at most Concurrency sequences at once), then generates the same number of tokens without tools.
+// tools should have at least Concurrency workers, or the tools' queue is what gets measured.
+func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools exec.Runner, o BenchOptions) (BenchResult, error) {
+	if err := o.validate(); err != nil {
+		return BenchResult{}, err
+	}
+	opts := DefaultOptions()
+	opts.MaxTurns = o.MaxTurns + 1
+	opts.MaxResponseTokens = o.MaxTurns * (o.MaxTurnTokens + 256)
+	opts.Samples, opts.Concurrency, opts.Seed = o.Groups, o.Concurrency, o.Seed
+	problems := benchProblems((o.Rollouts + o.Groups - 1) / o.Groups)
+	probe, err := New(nil, tools, tok, opts)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	prompt, err := probe.render.RenderPrompt([]chat.Message{{Role: chat.RoleUser, Content: problems[0].Problem}})
+	if err != nil {
+		return BenchResult{}, err
+	}
+	perSeq := len(prompt) + 16 + opts.MaxResponseTokens
+	eng, err := engine.New(m, engine.Options{MaxSeqs: o.Concurrency, KVTokens: o.Concurrency * perSeq,
+		MaxContext: perSeq, Seed: o.Seed, Tokenizer: tok})
+	if err != nil {
+		return BenchResult{}, err
+	}
+	defer eng.Close()
+	run := func(overlap bool, problems []data.Problem) (Summary, []Trajectory, error) {
+		opts.Overlap = overlap
+		l, err := New(&EngineBackend{Engine: eng}, tools, tok, opts)
+		if err != nil {
+			return Summary{}, nil, err
+		}
+		l.script = newBenchScript(o)
+		ts, s, err := l.Run(ctx, problems)
+		return s, ts, err
+	}
+	if _, _, err := run(true, problems[:1]); err != nil { // warm-up: sandbox, caches, threads
+		return BenchResult{}, err
+	}
+	over, ts, err := run(true, problems)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	naive, _, err := run(false, problems)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	only, err := engineOnly(ctx, eng, ts, opts)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	res := BenchResult{OverlappedS: over.Seconds, NaiveS: naive.Seconds, DecodeTokensPerS: over.DecodeTokensPerS,
+		EngineOnlyTokensPerS: only, GeneratedTokens: over.GeneratedTokens, ToolCalls: over.ToolCalls,
+		FailedToolCalls: over.FailedToolCalls + over.InternalToolErrors, ToolP50MS: over.ToolP50MS}
+	if res.OverlappedS > 0 {
+		res.Speedup = res.NaiveS / res.OverlappedS
+	}
+	return res, nil
+}
+
+// engineOnly generates, for every trajectory, as many tokens as it generated in its rollout, from
+// the same prompt and seed, without pauses: the ceiling of decoding speed.
+func engineOnly(ctx context.Context, eng *engine.Engine, ts []Trajectory, o Options) (float64, error) {
+	var reqs []engine.Request
+	total := 0
+	for _, t := range ts {
+		if t.GeneratedTokens == 0 {
+			continue // MaxTokens 0 would mean "up to the capacity"
+		}
+		seed := t.Seed
+		reqs = append(reqs, engine.Request{Prompt: t.PromptIDs, MaxTokens: t.GeneratedTokens,
+			Capacity: len(t.PromptIDs) + o.MaxResponseTokens,
+			Sampling: engine.Sampling{Temperature: o.Temperature, TopP: o.TopP, Seed: &seed}})
+		total += t.GeneratedTokens
+	}
+	start := time.Now()
+	seqs, err := eng.SubmitAll(ctx, reqs)
+	if err != nil {
+		return 0, err
+	}
+	for _, s := range seqs {
+		if _, err := s.Wait(ctx); err != nil {
+			return 0, err
+		}
+	}
+	return float64(total) / time.Since(start).Seconds(), nil
+}
+
+// benchProblems are n distinct short problems.
+func benchProblems(n int) []data.Problem {
+	ps := make([]data.Problem, n)
+	for i := range ps {
+		ps[i] = data.Problem{ID: fmt.Sprint("bench-", i), Problem: fmt.Sprintf("Compute %d + %d.", i, 2*i+1),
+			Answer: fmt.Sprint(3*i + 1)}
+	}
+	return ps
+}

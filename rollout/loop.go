@@ -1,0 +1,221 @@
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"gorstar/chat"
+	"gorstar/data"
+	"gorstar/exec"
+	"gorstar/tokenizer"
+)
+
+// Loop runs rollouts of problems on a Backend with tools in an exec.Runner. It is safe for
+// concurrent use; each Run is independent.
+type Loop struct {
+	backend   Backend
+	tools     exec.Runner
+	tok       *tokenizer.Tokenizer
+	render    *chat.Renderer
+	opts      Options
+	endOfTurn []int32
+	// script, for Bench only, decides where turns end and what they call (a random model calls
+	// nothing by itself).
+	script *benchScript
+}
+
+// New checks the options and the template against the tokenizer.
+func New(b Backend, tools exec.Runner, tok *tokenizer.Tokenizer, o Options) (*Loop, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	r, err := chat.NewRenderer(tok, o.Chat)
+	if err != nil {
+		return nil, err
+	}
+	return &Loop{backend: b, tools: tools, tok: tok, render: r, opts: o, endOfTurn: r.EndOfTurn()}, nil
+}
+
+// Run rolls out Options.Samples trajectories per problem, grades them against the problems'
+// answers and returns them in order (problem by problem, sample by sample) with their summary.
+// A trajectory the backend fails on ends with FinishError; Run itself fails only when ctx ends or
+// a prompt cannot be rendered.
+func (l *Loop) Run(ctx context.Context, problems []data.Problem) ([]Trajectory, Summary, error) {
+	start := time.Now()
+	prompts := make([][]int32, len(problems))
+	for i, p := range problems {
+		ids, err := l.render.RenderPrompt([]chat.Message{{Role: chat.RoleUser, Content: p.Problem}})
+		if err != nil {
+			return nil, Summary{}, fmt.Errorf("rollout: render problem %d (%s): %w", i, p.ID, err)
+		}
+		prompts[i] = ids
+	}
+	runs := make([]*run, 0, len(problems)*l.opts.Samples)
+	for i, p := range problems {
+		for j := 0; j < l.opts.Samples; j++ {
+			runs = append(runs, l.newRun(i, j, p, prompts[i]))
+		}
+	}
+	var err error
+	if l.opts.Overlap {
+		err = l.overlapped(ctx, batches(runs, l.opts.Samples, l.opts.Concurrency))
+	} else {
+		err = l.naive(ctx, batches(runs, l.opts.Samples, l.opts.Concurrency))
+	}
+	if err != nil {
+		return nil, Summary{}, err
+	}
+	out := make([]Trajectory, len(runs))
+	for i, r := range runs {
+		out[i] = *r.t
+	}
+	return out, Summarize(out, time.Since(start)), nil
+}
+
+// batches cuts runs into the groups of one problem, each cut to at most limit runs: the units
+// started together.
+func batches(runs []*run, groupSize, limit int) [][]*run {
+	var out [][]*run
+	for g := 0; g < len(runs); g += groupSize {
+		group := runs[g:min(g+groupSize, len(runs))]
+		for k := 0; k < len(group); k += limit {
+			out = append(out, group[k:min(k+limit, len(group))])
+		}
+	}
+	return out
+}
+
+// start begins a batch's sequences; a backend refusal ends its trajectories with an error.
+func (l *Loop) start(ctx context.Context, batch []*run) error {
+	reqs := make([]Request, len(batch))
+	for i, r := range batch {
+		reqs[i] = r.request()
+		r.started = time.Now()
+	}
+	streams, err := l.backend.Start(ctx, reqs)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		for _, r := range batch {
+			r.fail(fmt.Errorf("start: %w", err))
+		}
+		return nil
+	}
+	for i, r := range batch {
+		r.stream = streams[i]
+	}
+	return nil
+}
+
+// overlapped keeps up to Concurrency trajectories in flight, each on its own: it resumes as soon
+// as its tool answers, and a finished trajectory's slot goes to the next batch.
+func (l *Loop) overlapped(ctx context.Context, work [][]*run) error {
+	slots := make(chan struct{}, l.opts.Concurrency)
+	var wg sync.WaitGroup
+	var firstErr error
+	var mu sync.Mutex
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	for _, batch := range work {
+		for range batch {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				wg.Wait()
+				return ctx.Err()
+			}
+		}
+		if err := l.start(ctx, batch); err != nil {
+			wg.Wait()
+			return err
+		}
+		for _, r := range batch {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-slots }()
+				if err := r.runAll(ctx); err != nil {
+					fail(err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// naive runs waves of at most Concurrency trajectories; in a wave every turn is generated for all,
+// then every tool call of the turn is run, then all resume: the schedule without overlap.
+func (l *Loop) naive(ctx context.Context, work [][]*run) error {
+	for len(work) > 0 {
+		var wave []*run
+		for len(work) > 0 && len(wave)+len(work[0]) <= l.opts.Concurrency {
+			if err := l.start(ctx, work[0]); err != nil {
+				return err
+			}
+			wave = append(wave, work[0]...)
+			work = work[1:]
+		}
+		if err := l.runWave(ctx, wave); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *Loop) runWave(ctx context.Context, wave []*run) error {
+	for {
+		var active []*run
+		for _, r := range wave {
+			if !r.done {
+				active = append(active, r)
+			}
+		}
+		if len(active) == 0 {
+			return nil
+		}
+		if err := forAll(active, func(r *run) error { return r.turn(ctx) }); err != nil {
+			return err
+		}
+		var calling []*run
+		for _, r := range active {
+			if !r.done {
+				calling = append(calling, r)
+			}
+		}
+		_ = forAll(calling, func(r *run) error { r.runTool(ctx); return nil })
+		for _, r := range calling {
+			if err := r.resume(ctx); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// forAll calls f on every run concurrently and returns the first error.
+func forAll(runs []*run, f func(*run) error) error {
+	errs := make([]error, len(runs))
+	var wg sync.WaitGroup
+	for i, r := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(r)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
