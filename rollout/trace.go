@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
-	"gorstar/atomicfile"
+	"gorstar/internal/atomicfile"
 )
 
 // traceRowGroup is the rows per Parquet row group: a few thousand long trajectories at most in
