@@ -1,0 +1,3 @@
+package sft
+const childEnv = "GORSTAR_SFT_CHILD"
+func runChild() int { return 0 }
