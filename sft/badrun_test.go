@@ -40,7 +40,9 @@ func TestRunRefusesBadSetups(t *testing.T) {
 		{"resume another shape", func(o *Options) { o.Out, o.Resume, o.Model = done.Out, true, other }, "checkpoint shape"},
 		{"resume other data", func(o *Options) { o.Out, o.Resume, o.Data = done.Out, true, moreData }, "differ from the run"},
 		{"bad setting", func(o *Options) { o.Out, o.Config.Overlong = filepath.Join(t.TempDir(), "x"), "wrap" }, "sft.overlong"},
-		{"missing data", func(o *Options) { o.Out, o.Data = filepath.Join(t.TempDir(), "x"), filepath.Join(t.TempDir(), "none.jsonl") }, "none.jsonl"},
+		{"missing data", func(o *Options) {
+			o.Out, o.Data = filepath.Join(t.TempDir(), "x"), filepath.Join(t.TempDir(), "none.jsonl")
+		}, "none.jsonl"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := base

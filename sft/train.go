@@ -272,4 +272,3 @@ func (r *runState) tokensPerS() float64 {
 	}
 	return float64(r.Tokens) / r.Seconds
 }
-
