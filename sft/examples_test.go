@@ -14,6 +14,10 @@ import (
 )
 
 func byteRenderer(t *testing.T, template string) (*chat.Renderer, *tokenizer.Tokenizer) {
+	return byteRendererTB(t, template)
+}
+
+func byteRendererTB(t testing.TB, template string) (*chat.Renderer, *tokenizer.Tokenizer) {
 	t.Helper()
 	js, err := tokenizer.ByteLevelJSON(tokenizer.ChatSpecials)
 	if err != nil {
