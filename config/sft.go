@@ -6,18 +6,27 @@ type SFT struct {
 	LR          float64 `toml:"lr" comment:"Peak learning rate."`
 	WarmupRatio float64 `toml:"warmup_ratio" comment:"Fraction of steps of linear warm-up."`
 	Schedule    string  `toml:"schedule" comment:"Learning-rate schedule after warm-up: cosine or constant."`
-	BatchSize   int     `toml:"batch_size" comment:"Sequences per optimizer step."`
-	MaxSeqLen   int     `toml:"max_seq_len" comment:"Longer conversations are truncated to this many tokens."`
-	SaveEvery   int     `toml:"save_every" comment:"Checkpoint every N optimizer steps (0 = only at the end)."`
-	WeightDecay float64 `toml:"weight_decay" comment:"AdamW decoupled weight decay."`
-	GradClip    float64 `toml:"grad_clip" comment:"Global gradient-norm clip (0 = off)."`
+	BatchSize   int     `toml:"batch_size" comment:"Conversations per optimizer step (when batch_tokens is 0)."`
+	BatchTokens int     `toml:"batch_tokens" comment:"Tokens per optimizer step instead of conversations (0 = use batch_size)."`
+	// MicroBatchTokens bounds one forward/backward pass (rows × padded length); a step larger than
+	// this accumulates gradients over several passes.
+	MicroBatchTokens int     `toml:"micro_batch_tokens" comment:"Most tokens (rows x padded length) in one forward/backward pass; gradients accumulate over passes."`
+	MaxSeqLen        int     `toml:"max_seq_len" comment:"Longest conversation in tokens; longer ones follow the overlong policy."`
+	Overlong         string  `toml:"overlong" comment:"Conversations longer than max_seq_len: truncate or drop."`
+	SaveEvery        int     `toml:"save_every" comment:"Checkpoint every N optimizer steps (0 = only at the end)."`
+	KeepCheckpoints  int     `toml:"keep_checkpoints" comment:"Newest checkpoints kept in OUT/checkpoints (0 = all)."`
+	EvalEvery        int     `toml:"eval_every" comment:"Held-out loss every N optimizer steps (0 = only at the end)."`
+	EvalFraction     float64 `toml:"eval_fraction" comment:"Share of the input held out for the eval loss when no eval file is given (0 = none)."`
+	WeightDecay      float64 `toml:"weight_decay" comment:"AdamW decoupled weight decay."`
+	GradClip         float64 `toml:"grad_clip" comment:"Global gradient-norm clip (0 = off)."`
 }
 
 func DefaultSFT() SFT {
 	// rStar2: 3 epochs, lr 5e-6, 4% warm-up, cosine, batch 128 on a 14B model. The quickstart's tiny
 	// model needs a far larger step size and smaller batches to learn the format in minutes.
-	return SFT{Epochs: 3, LR: 1e-3, WarmupRatio: 0.04, Schedule: "cosine", BatchSize: 16, MaxSeqLen: 512,
-		SaveEvery: 0, WeightDecay: 0.01, GradClip: 1.0}
+	return SFT{Epochs: 3, LR: 1e-3, WarmupRatio: 0.04, Schedule: "cosine", BatchSize: 16, MicroBatchTokens: 8192,
+		MaxSeqLen: 2048, Overlong: "truncate", SaveEvery: 0, KeepCheckpoints: 2, EvalEvery: 0, EvalFraction: 0.02,
+		WeightDecay: 0.01, GradClip: 1.0}
 }
 
 func (s SFT) Validate() error {
@@ -27,8 +36,14 @@ func (s SFT) Validate() error {
 		between("sft.warmup_ratio", s.WarmupRatio, 0, 1),
 		oneOf("sft.schedule", s.Schedule, "cosine", "constant"),
 		atLeast("sft.batch_size", s.BatchSize, 1),
+		atLeast("sft.batch_tokens", s.BatchTokens, 0),
 		atLeast("sft.max_seq_len", s.MaxSeqLen, 8),
+		atLeast("sft.micro_batch_tokens", s.MicroBatchTokens, s.MaxSeqLen),
+		oneOf("sft.overlong", s.Overlong, "truncate", "drop"),
 		atLeast("sft.save_every", s.SaveEvery, 0),
+		atLeast("sft.keep_checkpoints", s.KeepCheckpoints, 0),
+		atLeast("sft.eval_every", s.EvalEvery, 0),
+		between("sft.eval_fraction", s.EvalFraction, 0, 0.5),
 		atLeast("sft.weight_decay", s.WeightDecay, 0),
 		atLeast("sft.grad_clip", s.GradClip, 0),
 	)

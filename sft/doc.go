@@ -1,0 +1,18 @@
+// Package sft is the supervised fine-tuning stage: the non-reasoning warm-up that teaches a model
+// the multi-turn tool-call format before RL. It reads a conversations table (Parquet or JSONL,
+// OpenAI-style messages with tool_calls and the tool role), renders each conversation with the
+// chat template into token ids and an assistant mask (the loss counts the assistant's text, tool
+// calls and end-of-turn tokens only), and trains with AdamW under a warm-up + cosine or constant
+// learning rate, accumulating gradients over micro-batches up to a target batch in conversations
+// or tokens.
+//
+// The order of training is a pure function of the data, the settings and the seed (a seeded
+// shuffle per epoch, cut into optimizer steps), so a checkpoint needs only the weights, the AdamW
+// moments and the step reached: Run with Resume continues from the newest complete checkpoint and
+// ends with the same weights, bit for bit, as a run that was never interrupted.
+//
+// Padding costs no loss-head compute (pads have weight 0) and little layer compute: each step's
+// conversations are sorted by length and grouped into micro-batches of similar length. Packing
+// several conversations into one row (Pack) is ready for the attention kernel's document masks;
+// see rowsOf in batch.go for where it plugs in.
+package sft

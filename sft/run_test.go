@@ -1,0 +1,113 @@
+package sft
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gorstar/model"
+	"gorstar/rundir"
+)
+
+func TestLossGoesDown(t *testing.T) {
+	o := Options{Model: tinyModelDir(t, 1), Data: synthConversations(t, 40, 11, "c.parquet"),
+		Out: filepath.Join(t.TempDir(), "out"), Template: "chatml", Config: testConfig(), Seed: 1}
+	o.Config.Epochs, o.Config.SaveEvery, o.Config.BatchSize = 2, 0, 3
+	var first float64
+	o.Progress = func(p Progress) {
+		if p.Step == 1 {
+			first = p.Loss
+		}
+	}
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v (first step loss %.3f)", res, first)
+	if res.Steps != 2*12 || res.Tokens == 0 || res.Dropped != 0 || res.Truncated != 0 {
+		t.Errorf("result %+v, want 24 steps of 3 conversations", res)
+	}
+	if !(res.TrainLoss < 0.6*first) || !(res.EvalLoss < 0.6*first) {
+		t.Errorf("loss %.3f → train %.3f, held-out %.3f: want both below 0.6 of the first step's", first, res.TrainLoss, res.EvalLoss)
+	}
+	recs, err := rundir.ReadMetrics(filepath.Join(o.Out, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evals []float64
+	for i, r := range recs {
+		if r["step"] != float64(i+1) || r["lr"] == nil || r["grad_norm"] == nil || r["tokens_per_s"] == nil {
+			t.Fatalf("metrics line %d: %v", i+1, r)
+		}
+		if v, ok := r["eval_loss"].(float64); ok {
+			evals = append(evals, v)
+		}
+	}
+	if len(recs) != res.Steps || len(evals) != 24/3 || !(evals[len(evals)-1] < evals[0]) {
+		t.Errorf("%d metrics lines, held-out losses %v", len(recs), evals)
+	}
+	if _, err := model.Load(o.Out); err != nil {
+		t.Errorf("final model: %v", err)
+	}
+}
+
+// A run killed with SIGKILL and resumed, twice (once between checkpoints, once right after one),
+// ends with the same weights, bit for bit, and the same metrics as a run never interrupted.
+func TestResumeAfterSIGKILLIsBitExact(t *testing.T) {
+	spec := childSpec{Model: tinyModelDir(t, 2), Data: synthConversations(t, 34, 5, "c.jsonl"), Template: "chatml",
+		Config: testConfig(), Seed: 4}
+	spec.Config.Epochs = 1 // 31 training conversations: 8 steps
+	ref := spec.options()
+	ref.Out = filepath.Join(t.TempDir(), "ref")
+	want, err := Run(context.Background(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Out = filepath.Join(t.TempDir(), "killed")
+	spec.KillAt = 3 // after checkpoint 2: step 3 is redone
+	runKilled(t, spec)
+	spec.Resume, spec.KillAt = true, 6 // right after checkpoint 6
+	runKilled(t, spec)
+	o := spec.options()
+	got, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.TokensPerS, want.TokensPerS = 0, 0
+	if got != want {
+		t.Errorf("resumed result %+v, want %+v", got, want)
+	}
+	for _, name := range []string{"model.safetensors", "config.json"} {
+		a, _ := os.ReadFile(filepath.Join(ref.Out, name))
+		b, err := os.ReadFile(filepath.Join(o.Out, name))
+		if err != nil || len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s differs from the uninterrupted run's (%v)", name, err)
+		}
+	}
+	if a, b := lossesOf(t, ref.Out), lossesOf(t, o.Out); a != b {
+		t.Errorf("metrics differ:\n%s\nwant\n%s", b, a)
+	}
+}
+
+// lossesOf returns metrics.jsonl without the timing fields.
+func lossesOf(t *testing.T, out string) string {
+	recs, err := rundir.ReadMetrics(filepath.Join(out, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, r := range recs {
+		delete(r, "tokens_per_s")
+		b.WriteString(strings.TrimSpace(fmtRecord(r)) + "\n")
+	}
+	return b.String()
+}
+
+func fmtRecord(r map[string]any) string {
+	js, _ := json.Marshal(r)
+	return string(js)
+}

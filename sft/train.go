@@ -1,0 +1,274 @@
+package sft
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"time"
+
+	"gorstar/chat"
+	"gorstar/model"
+	"gorstar/rl"
+	"gorstar/tokenizer"
+	"gorstar/usererr"
+)
+
+// trainer is one run in progress.
+type trainer struct {
+	o         Options
+	ex, held  []Example
+	plan      []planStep
+	warmup    int
+	kind      rl.ScheduleKind
+	m         *model.Model
+	opt       *model.Optimizer
+	start     int // first step this process runs
+	st        runState
+	metrics   *metricsLog
+	ds        Dataset
+	fingerprt string
+}
+
+// stepStats is what one optimizer step reports.
+type stepStats struct {
+	loss, lr, gradNorm float64
+	tokens             int
+	seconds            float64
+	skipped            bool
+}
+
+// Run trains o.Model on o.Data and writes the final model to o.Out. Every input is checked before
+// anything is written; a cancelled context stops between steps with the newest checkpoint intact.
+// Kernels must be initialized (kernels.Init) first.
+func Run(ctx context.Context, o Options) (Result, error) {
+	runtime.LockOSThread() // one OpenMP team serves this goroutine (libgomp keeps one per OS thread)
+	defer runtime.UnlockOSThread()
+	t, err := prepare(o)
+	if err != nil {
+		return Result{}, err
+	}
+	defer t.close()
+	for s := t.start; s < len(t.plan); s++ {
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		if err := t.runStep(s); err != nil {
+			return Result{}, err
+		}
+	}
+	return t.finish()
+}
+
+// prepare checks the options, renders the data and loads or resumes the model.
+func prepare(o Options) (*trainer, error) {
+	if err := o.Config.Validate(); err != nil {
+		return nil, usererr.Wrap(err)
+	}
+	if err := checkOut(o.Out, o.Resume); err != nil {
+		return nil, err
+	}
+	kind, err := rl.ParseScheduleKind(o.Config.Schedule)
+	if err != nil {
+		return nil, usererr.Wrap(err)
+	}
+	t := &trainer{o: o, kind: kind}
+	if err := t.loadData(); err != nil {
+		return nil, err
+	}
+	c := o.Config
+	t.plan = makePlan(t.ex, c.Epochs, c.BatchSize, c.BatchTokens, o.Seed)
+	t.warmup = int(math.Round(c.WarmupRatio * float64(len(t.plan))))
+	t.fingerprt = fingerprint(t.ex, t.held, c, o.Seed)
+	if err := t.loadModel(); err != nil {
+		return nil, err
+	}
+	if t.metrics, err = openMetrics(o.Out, t.start); err != nil {
+		t.close()
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *trainer) loadData() error {
+	o, c := t.o, t.o.Config
+	tok, err := tokenizer.Load(o.Model)
+	if err != nil {
+		return err
+	}
+	tmpl, err := chat.LoadTemplate(o.Template)
+	if err != nil {
+		return usererr.Wrap(err)
+	}
+	opts := chat.DefaultOptions()
+	opts.Template = tmpl
+	r, err := chat.NewRenderer(tok, opts)
+	if err != nil {
+		return err
+	}
+	if t.ds, err = LoadExamples(o.Data, r, c.MaxSeqLen, c.Overlong); err != nil {
+		return err
+	}
+	if t.ds.Dropped+t.ds.Truncated > 0 {
+		o.logf("sft: %s: %d conversations over max_seq_len %d tokens: %d truncated, %d dropped",
+			o.Data, t.ds.Dropped+t.ds.Truncated, c.MaxSeqLen, t.ds.Truncated, t.ds.Dropped)
+	}
+	if o.EvalData == "" {
+		t.ex, t.held = splitHeldOut(t.ds.Examples, c.EvalFraction, o.Seed)
+		return nil
+	}
+	t.ex = t.ds.Examples
+	held, err := LoadExamples(o.EvalData, r, c.MaxSeqLen, c.Overlong)
+	t.held = held.Examples
+	return err
+}
+
+func (t *trainer) close() {
+	if t.metrics != nil {
+		t.metrics.Close()
+	}
+	if t.opt != nil {
+		t.opt.Close()
+	}
+	if t.m != nil {
+		t.m.Close()
+	}
+}
+
+// runStep trains step s, then logs it, evaluates and checkpoints when due.
+func (t *trainer) runStep(s int) error {
+	ss, err := t.trainStep(s)
+	if err != nil {
+		return err
+	}
+	if ss.skipped {
+		t.o.logf("sft: step %d skipped: gradient norm %g", s+1, ss.gradNorm)
+	}
+	t.st.add(ss)
+	c := t.o.Config
+	rec := map[string]any{"step": s + 1, "epoch": t.plan[s].Epoch, "loss": ss.loss, "lr": ss.lr,
+		"tokens": ss.tokens, "tokens_per_s": float64(ss.tokens) / ss.seconds}
+	if !math.IsNaN(ss.gradNorm) && !math.IsInf(ss.gradNorm, 0) {
+		rec["grad_norm"] = ss.gradNorm
+	}
+	last := s+1 == len(t.plan)
+	if c.EvalEvery > 0 && (s+1)%c.EvalEvery == 0 || last {
+		if err := t.evaluate(); err != nil {
+			return err
+		}
+		if len(t.held) > 0 {
+			rec["eval_loss"] = t.st.EvalLoss
+		}
+	}
+	if err := t.metrics.Write(rec); err != nil {
+		return err
+	}
+	if c.SaveEvery > 0 && (s+1)%c.SaveEvery == 0 || last {
+		if err := t.checkpoint(s + 1); err != nil {
+			return err
+		}
+	}
+	if t.o.Progress != nil {
+		t.o.Progress(Progress{Step: s + 1, Steps: len(t.plan), Epoch: t.plan[s].Epoch, Loss: ss.loss,
+			EvalLoss: t.st.EvalLoss, LR: ss.lr, GradNorm: ss.gradNorm, TokensPerS: t.st.tokensPerS(), Tokens: t.st.Tokens})
+	}
+	return nil
+}
+
+// trainStep accumulates the gradient of step s's mean assistant-token loss over its micro-batches
+// and applies one AdamW update.
+func (t *trainer) trainStep(s int) (stepStats, error) {
+	began := time.Now()
+	step := t.plan[s].Examples
+	scale := float32(1 / float64(stepTargets(t.ex, step)))
+	t.m.ZeroGrads()
+	var ss stepStats
+	for _, mb := range microBatches(t.ex, rowsOf(t.ex, step), t.o.Config.MicroBatchTokens) {
+		b, real := buildBatch(t.ex, mb, scale)
+		res, err := t.m.ForwardBackward(b)
+		if err != nil {
+			return ss, err
+		}
+		ss.loss += res.Loss
+		ss.tokens += real
+	}
+	ss.lr = rl.Schedule(s, len(t.plan), t.warmup, t.o.Config.LR, t.kind)
+	up, err := t.opt.Update(ss.lr)
+	ss.gradNorm, ss.skipped = up.GradNorm, err != nil // only a non-finite norm fails; the step is skipped
+	ss.seconds = time.Since(began).Seconds()
+	return ss, nil
+}
+
+// evaluate computes the mean assistant-token loss on the held-out set.
+func (t *trainer) evaluate() error {
+	if len(t.held) == 0 {
+		return nil
+	}
+	all := make([]int, len(t.held))
+	for i := range all {
+		all[i] = i
+	}
+	scale := float32(1 / float64(stepTargets(t.held, all)))
+	loss := 0.0
+	for _, mb := range microBatches(t.held, rowsOf(t.held, all), t.o.Config.MicroBatchTokens) {
+		b, _ := buildBatch(t.held, mb, scale)
+		res, err := t.m.Forward(b)
+		if err != nil {
+			return err
+		}
+		loss += res.Loss
+	}
+	t.st.EvalLoss = loss
+	return nil
+}
+
+// finish publishes the final model and sums the run up.
+func (t *trainer) finish() (Result, error) {
+	if t.start == len(t.plan) && len(t.held) > 0 && t.st.EvalLoss == 0 {
+		if err := t.evaluate(); err != nil {
+			return Result{}, err
+		}
+	}
+	if err := publishModel(t.m, t.o.Out); err != nil {
+		return Result{}, err
+	}
+	return Result{Steps: len(t.plan), TrainLoss: t.st.trainLoss(), EvalLoss: t.st.EvalLoss, Tokens: t.st.Tokens,
+		TokensPerS: t.st.tokensPerS(), Dropped: t.ds.Dropped, Truncated: t.ds.Truncated}, nil
+}
+
+// runState is what the summary needs across a resume; it travels in the checkpoint's Extra.
+type runState struct {
+	Fingerprint string    `json:"fingerprint"`
+	Tokens      int64     `json:"tokens"`
+	Seconds     float64   `json:"seconds"`
+	Recent      []float64 `json:"recent_losses"`
+	EvalLoss    float64   `json:"eval_loss"`
+}
+
+const recentSteps = 10
+
+func (r *runState) add(ss stepStats) {
+	r.Tokens += int64(ss.tokens)
+	r.Seconds += ss.seconds
+	r.Recent = append(r.Recent, ss.loss)
+	if len(r.Recent) > recentSteps {
+		r.Recent = r.Recent[len(r.Recent)-recentSteps:]
+	}
+}
+
+func (r *runState) trainLoss() float64 {
+	if len(r.Recent) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, l := range r.Recent {
+		sum += l
+	}
+	return sum / float64(len(r.Recent))
+}
+
+func (r *runState) tokensPerS() float64 {
+	if r.Seconds == 0 {
+		return 0
+	}
+	return float64(r.Tokens) / r.Seconds
+}
