@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"gorstar/model"
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // Every bad run is one line naming what is wrong, and leaves --out as it found it.

@@ -7,8 +7,9 @@ import (
 	"gorstar/model"
 )
 
-// A row is the examples that share one sequence of a batch. Until model.Batch carries document
-// boundaries every row holds one example (rowsOf); Pack fills rows with several.
+// A row is the examples that share one sequence of a batch: packed one after another, each its
+// own document (attention stays inside it and RoPE positions restart), so no compute goes to
+// padding beyond the row's tail.
 type row []int
 
 func (r row) length(ex []Example) int {
@@ -19,21 +20,8 @@ func (r row) length(ex []Example) int {
 	return n
 }
 
-// rowsOf turns a step's examples into rows: one example per row, as long as attention cannot be
-// kept inside each conversation of a packed row.
-//
-// Packing plugs in here: return Pack(ex, step, maxSeqLen) instead, and have buildBatch write each
-// row's document boundaries (the cumulative lengths of its examples, cu_seqlens style) into the
-// batch so the attention kernel masks across documents and RoPE positions restart at each one.
-// buildBatch already zeroes the weight of the first token of every document, so the loss never
-// predicts across a boundary.
-func rowsOf(ex []Example, step []int) []row {
-	rows := make([]row, len(step))
-	for k, i := range step {
-		rows[k] = row{i}
-	}
-	return rows
-}
+// rowsOf packs a step's examples into rows of at most maxLen tokens.
+func rowsOf(ex []Example, step []int, maxLen int) []row { return Pack(ex, step, maxLen) }
 
 // Pack places examples into rows of at most maxLen tokens, first fit in order of decreasing
 // length (ties in the given order), so rows come out nearly full. An example longer than maxLen
@@ -83,12 +71,14 @@ func buildBatch(ex []Example, rows []row, scale float32) (*model.Batch, int) {
 	for _, r := range rows {
 		L = max(L, r.length(ex))
 	}
-	b := &model.Batch{B: len(rows), L: L, IDs: make([]int32, len(rows)*L), Weights: make([]float32, len(rows)*L)}
+	b := &model.Batch{B: len(rows), L: L, IDs: make([]int32, len(rows)*L), Weights: make([]float32, len(rows)*L),
+		Docs: make([][]int, len(rows))}
 	real := 0
 	for k, r := range rows {
 		pos := k * L
 		for _, i := range r {
 			e := ex[i]
+			b.Docs[k] = append(b.Docs[k], len(e.IDs))
 			copy(b.IDs[pos:], e.IDs)
 			for t := 1; t < len(e.Mask); t++ { // t = 0 would predict across a document boundary
 				if e.Mask[t] {

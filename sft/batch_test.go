@@ -50,7 +50,7 @@ func TestPackFitsEveryExampleOnce(t *testing.T) {
 func TestMicroBatchesBoundTokensAndPadLittle(t *testing.T) {
 	ex := examplesOfLengths(100, 20, 95, 22, 50, 48, 300)
 	step := []int{0, 1, 2, 3, 4, 5, 6}
-	mbs := microBatches(ex, rowsOf(ex, step), 200)
+	mbs := microBatches(ex, []row{{0}, {1}, {2}, {3}, {4}, {5}, {6}}, 200)
 	var seen []int
 	for _, mb := range mbs {
 		b, real := buildBatch(ex, mb, 1)

@@ -58,7 +58,7 @@ func BenchmarkThroughput(ctx context.Context, m *model.Model, ex []Example, o Be
 			return res, err
 		}
 		tokens += ss.tokens
-		slots += paddedSlots(ex, t.plan[s].Examples, c.MicroBatchTokens)
+		slots += paddedSlots(ex, t.plan[s].Examples, c.MicroBatchTokens, c.MaxSeqLen)
 	}
 	res.SFTTokensPerS = float64(tokens) / time.Since(start).Seconds()
 	res.PadFraction = 1 - float64(tokens)/float64(slots)
@@ -72,9 +72,9 @@ func BenchmarkThroughput(ctx context.Context, m *model.Model, ex []Example, o Be
 }
 
 // paddedSlots counts the token slots (rows × padded length) of a step's passes.
-func paddedSlots(ex []Example, step []int, maxTokens int) int {
+func paddedSlots(ex []Example, step []int, maxTokens, maxLen int) int {
 	n := 0
-	for _, mb := range microBatches(ex, rowsOf(ex, step), maxTokens) {
+	for _, mb := range microBatches(ex, rowsOf(ex, step, maxLen), maxTokens) {
 		n += len(mb) * mb[0].length(ex)
 	}
 	return n

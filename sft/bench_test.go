@@ -23,7 +23,7 @@ func mixedExamples(b *testing.B, n int) []Example {
 	for i, next := 0, 0; i < n; i++ {
 		var msgs []chat.Message
 		for k := 0; k <= i%4; k++ {
-			msgs = append(msgs, chatMessages(convs[next])...)
+			msgs = append(msgs, convs[next].Messages...)
 			next++
 		}
 		ids, mask, err := r.Render(msgs)

@@ -11,8 +11,7 @@
 // moments and the step reached: Run with Resume continues from the newest complete checkpoint and
 // ends with the same weights, bit for bit, as a run that was never interrupted.
 //
-// Padding costs no loss-head compute (pads have weight 0) and little layer compute: each step's
-// conversations are sorted by length and grouped into micro-batches of similar length. Packing
-// several conversations into one row (Pack) is ready for the attention kernel's document masks;
-// see rowsOf in batch.go for where it plugs in.
+// No compute goes to padding: each step's conversations are packed into rows of at most
+// max_seq_len tokens (Pack), each conversation its own document — the attention kernel keeps
+// attention inside it and RoPE positions restart — and rows of similar length share a pass.
 package sft

@@ -8,7 +8,7 @@ import (
 
 	"gorstar/chat"
 	"gorstar/data"
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // Example is one rendered conversation.
@@ -57,7 +57,7 @@ func LoadExamples(path string, r *chat.Renderer, maxLen int, overlong string) (D
 	}
 	var ds Dataset
 	for i, c := range convs {
-		msgs := chatMessages(c)
+		msgs := c.Messages
 		if err := checkConversation(msgs); err != nil {
 			return Dataset{}, usererr.New("%s row %d: %v", path, i+1, err)
 		}
@@ -84,20 +84,6 @@ func LoadExamples(path string, r *chat.Renderer, maxLen int, overlong string) (D
 		return Dataset{}, usererr.New("%s: all %d conversations are longer than max_seq_len %d tokens", path, len(convs), maxLen)
 	}
 	return ds, nil
-}
-
-// chatMessages converts a data row to the chat package's messages. It is the only place that
-// knows the two types differ (tool-call arguments as text vs raw JSON); when data adopts
-// chat.Message it goes away.
-func chatMessages(c data.Conversation) []chat.Message {
-	out := make([]chat.Message, len(c.Messages))
-	for i, m := range c.Messages {
-		out[i] = chat.Message{Role: m.Role, Content: m.Content, Name: m.Name}
-		for _, tc := range m.ToolCalls {
-			out[i].ToolCalls = append(out[i].ToolCalls, chat.ToolCall{Name: tc.Name, Arguments: json.RawMessage(tc.Arguments)})
-		}
-	}
-	return out
 }
 
 // checkConversation enforces what training on a conversation needs: it starts with the system

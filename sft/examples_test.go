@@ -10,7 +10,7 @@ import (
 	"gorstar/chat"
 	"gorstar/data"
 	"gorstar/tokenizer"
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 func byteRenderer(t *testing.T, template string) (*chat.Renderer, *tokenizer.Tokenizer) {
@@ -63,7 +63,7 @@ func TestWeightsCoverAssistantTokensOnly(t *testing.T) {
 						t.Fatalf("weight %g at %d, want 0 or 0.5", w, i)
 					}
 				}
-				msgs := chatMessages(convs[k])
+				msgs := convs[k].Messages
 				call := `<tool_call>` + "\n" + `{"name": "python", "arguments": ` + string(msgs[1].ToolCalls[0].Arguments) + "}\n</tool_call>"
 				want := msgs[1].Content + "\n" + call + "<|im_end|>" + msgs[3].Content + "<|im_end|>"
 				if got.String() != want {
@@ -186,7 +186,7 @@ func TestOpenAIToolCallForm(t *testing.T) {
 	}
 }
 
-func readConvs(t *testing.T, path string) []data.Conversation {
+func readConvs(t *testing.T, path string) []chat.Conversation {
 	t.Helper()
 	c, err := data.ReadAllConversations(path)
 	if err != nil {

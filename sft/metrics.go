@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"gorstar/atomicfile"
+	"gorstar/internal/atomicfile"
 )
 
 // metricsLog appends one JSON object a line to OUT/metrics.jsonl, each line written through so a

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"gorstar/model"
-	"gorstar/rundir"
+	"gorstar/internal/rundir"
 )
 
 func TestLossGoesDown(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 	"gorstar/config"
 	"gorstar/model"
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // checkpointsDir is where a run keeps its resumable checkpoints, under Out.

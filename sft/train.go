@@ -10,7 +10,7 @@ import (
 	"gorstar/model"
 	"gorstar/rl"
 	"gorstar/tokenizer"
-	"gorstar/usererr"
+	"gorstar/internal/usererr"
 )
 
 // trainer is one run in progress.
@@ -182,7 +182,7 @@ func (t *trainer) trainStep(s int) (stepStats, error) {
 	scale := float32(1 / float64(stepTargets(t.ex, step)))
 	t.m.ZeroGrads()
 	var ss stepStats
-	for _, mb := range microBatches(t.ex, rowsOf(t.ex, step), t.o.Config.MicroBatchTokens) {
+	for _, mb := range microBatches(t.ex, rowsOf(t.ex, step, t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens) {
 		b, real := buildBatch(t.ex, mb, scale)
 		res, err := t.m.ForwardBackward(b)
 		if err != nil {
@@ -209,7 +209,7 @@ func (t *trainer) evaluate() error {
 	}
 	scale := float32(1 / float64(stepTargets(t.held, all)))
 	loss := 0.0
-	for _, mb := range microBatches(t.held, rowsOf(t.held, all), t.o.Config.MicroBatchTokens) {
+	for _, mb := range microBatches(t.held, rowsOf(t.held, all, t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens) {
 		b, _ := buildBatch(t.held, mb, scale)
 		res, err := t.m.Forward(b)
 		if err != nil {
