@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"gorstar/model"
 	"gorstar/internal/usererr"
+	"gorstar/model"
 )
 
 // Every bad run is one line naming what is wrong, and leaves --out as it found it.

@@ -9,8 +9,8 @@ import (
 
 	"gorstar/chat"
 	"gorstar/data"
-	"gorstar/tokenizer"
 	"gorstar/internal/usererr"
+	"gorstar/tokenizer"
 )
 
 func byteRenderer(t *testing.T, template string) (*chat.Renderer, *tokenizer.Tokenizer) {

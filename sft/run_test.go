@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"gorstar/model"
 	"gorstar/internal/rundir"
+	"gorstar/model"
 )
 
 func TestLossGoesDown(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 
 	"gorstar/config"
-	"gorstar/model"
 	"gorstar/internal/usererr"
+	"gorstar/model"
 )
 
 // checkpointsDir is where a run keeps its resumable checkpoints, under Out.

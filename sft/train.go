@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"gorstar/chat"
+	"gorstar/internal/usererr"
 	"gorstar/model"
 	"gorstar/rl"
 	"gorstar/tokenizer"
-	"gorstar/internal/usererr"
 )
 
 // trainer is one run in progress.
