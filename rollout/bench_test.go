@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"testing"
@@ -34,13 +35,16 @@ func TestBenchRuns(t *testing.T) {
 }
 
 // BenchmarkRollout is `gorstar rollout bench --preset tiny`: 256 rollouts, 64 at once, 200 ms tools
-// (GORSTAR_TOOL_SLEEP_MS to change), overlapped against naive, and decoding against the engine alone.
-// Run with -benchtime 1x.
+// (GORSTAR_TOOL_SLEEP_MS and GORSTAR_ROLLOUTS to change), overlapped against naive, and decoding
+// against the engine alone. Run with -benchtime 1x -timeout 30m.
 func BenchmarkRollout(b *testing.B) {
 	tok := byteTokenizer(b)
 	o := DefaultBenchOptions()
 	if ms, err := strconv.Atoi(os.Getenv("GORSTAR_TOOL_SLEEP_MS")); err == nil {
 		o.ToolSleep = time.Duration(ms) * time.Millisecond
+	}
+	if n, err := strconv.Atoi(os.Getenv("GORSTAR_ROLLOUTS")); err == nil {
+		o.Rollouts = n
 	}
 	pool := testPool(b, o.Concurrency)
 	cfg, err := model.Preset("tiny", tok.VocabSize())
@@ -53,7 +57,9 @@ func BenchmarkRollout(b *testing.B) {
 	}
 	defer m.Close()
 	for i := 0; i < b.N; i++ {
-		res, err := Bench(ctxT(b), m, tok, pool, o)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+		res, err := Bench(ctx, m, tok, pool, o)
+		cancel()
 		if err != nil {
 			b.Fatal(err)
 		}
