@@ -379,7 +379,7 @@ func TestSubmitAllPrefillsTogether(t *testing.T) {
 // PauseAfter caps each turn: the sequence pauses after that many tokens, and again that many
 // tokens after each resume, until MaxTokens ends it.
 func TestPauseAfterCapsEachTurn(t *testing.T) {
-	m, _ := testModel(t)
+	m, _ := testmodel.Model(t)
 	e := newEngine(t, m, Options{MaxSeqs: 2, StepTokens: 32})
 	ctx := ctxT(t)
 	s, err := e.Submit(ctx, Request{Prompt: prompt(6, 2), MaxTokens: 10, Capacity: 32, PauseAfter: 4})
