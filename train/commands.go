@@ -87,7 +87,7 @@ func ShellLine(args []string) string {
 	return strings.Join(words, " ")
 }
 
-// shellQuote leaves plain words alone and single-quotes the rest (a ' inside becomes '\”).
+// shellQuote leaves plain words alone and single-quotes the rest (a quote inside is closed, escaped, reopened).
 func shellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == "" {
 		return s
