@@ -50,7 +50,7 @@ func runChromium(t *testing.T, bin, page string, args ...string) (stdout, stderr
 }
 
 // consoleErrors are the page's console messages and script errors in the browser's log.
-var consoleErrors = regexp.MustCompile(`(?m)^.*(:CONSOLE\(|Uncaught|Refused to|net::ERR_).*$`)
+var consoleErrors = regexp.MustCompile(`(?m)^.*(:CONSOLE[:(]|Uncaught|Refused to|net::ERR_).*$`)
 
 func TestReportRendersInChromium(t *testing.T) {
 	bin := chromium(t)
@@ -89,6 +89,17 @@ func TestReportRendersInChromium(t *testing.T) {
 		if err := os.WriteFile(dst, raw, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// The check above must see a console error when there is one, or it proves nothing.
+func TestChromiumLogCatchesConsoleErrors(t *testing.T) {
+	bin := chromium(t)
+	page := filepath.Join(t.TempDir(), "bad.html")
+	os.WriteFile(page, []byte(`<!DOCTYPE html><html><body><script>notDefined()</script></body></html>`), 0o644)
+	_, stderr := runChromium(t, bin, page, "--dump-dom")
+	if !consoleErrors.MatchString(stderr) {
+		t.Fatalf("a page with a script error logged no console error:\n%s", stderr)
 	}
 }
 
