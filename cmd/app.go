@@ -40,6 +40,8 @@ func newApp() *cli.App {
 			dataCommand(),
 			serveCommand(),
 			chatCommand(),
+			sftCommand(),
+			reportCommand(),
 		},
 	}
 	cli.VersionPrinter = func(c *cli.Context) {
