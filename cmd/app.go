@@ -69,12 +69,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}()
 	app := newApp()
 	app.Reader, app.Writer, app.ErrWriter = stdin, stdout, stderr
-	err := app.RunContext(ctx, args)
+	args, err := normalizeArgs(app, args)
+	if err == nil {
+		err = app.RunContext(ctx, args)
+	}
 	if err == nil {
 		return 0
 	}
-	msg := strings.TrimSpace(err.Error())
-	fmt.Fprintf(stderr, "gorstar: %s\n", msg)
+	fmt.Fprintf(stderr, "gorstar: %s\n", errorLine(err))
 	if isUserError(err) {
 		return 1
 	}
@@ -93,11 +95,17 @@ func isUserError(err error) bool {
 		return true // urfave's own "no such command" and friends
 	}
 	// urfave reports missing required flags with an unexported type.
-	return strings.HasPrefix(err.Error(), "Required flag") || strings.HasPrefix(err.Error(), "Required flags")
+	if strings.HasPrefix(err.Error(), "Required flag") || strings.HasPrefix(err.Error(), "Required flags") {
+		return true
+	}
+	return isPathMistake(err) || isOutOfMemory(err)
 }
 
 func usageError(c *cli.Context, err error, _ bool) error {
 	name := commandPath(c)
+	if name == "gorstar" {
+		return usererr.New("%v (see `gorstar --help`)", err)
+	}
 	return usererr.New("%s: %v (see `%s --help`)", strings.TrimPrefix(name, "gorstar "), err, name)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/config"
+	"gorstar/internal/outpath"
 	"gorstar/internal/usererr"
 	"gorstar/kernels"
 	"gorstar/model"
@@ -38,7 +39,8 @@ func modelCommand() *cli.Command {
 			{
 				Name:      "info",
 				Usage:     "describe a model directory and check its tensors",
-				ArgsUsage: "DIR",
+				ArgsUsage: "DIR (or --model DIR)",
+				Flags:     []cli.Flag{&cli.StringFlag{Name: "model", Usage: "model `DIR` (instead of the argument)"}},
 				Action:    modelInfo,
 			},
 			{
@@ -97,8 +99,8 @@ func modelInit(c *cli.Context) error {
 		return err
 	}
 	out := c.String("out")
-	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 && !c.Bool("force") {
-		return usererr.New("model init: %s already exists and is not empty (pass --force to replace it)", out)
+	if err := outpath.Dir("--out", out, c.Bool("force"), c.String("tokenizer")); err != nil {
+		return err
 	}
 	cfg, err := model.InitDir(out, model.InitOptions{Preset: c.String("preset"), Tokenizer: c.String("tokenizer"), Seed: uint64(o.Seed)})
 	if err != nil {
@@ -113,12 +115,15 @@ func modelInit(c *cli.Context) error {
 }
 
 func modelInfo(c *cli.Context) error {
-	dir, err := oneArg(c, "DIR")
+	dir, err := argOrFlag(c, "model", "DIR")
 	if err != nil {
 		return err
 	}
 	o, err := globalOptions(c)
 	if err != nil {
+		return err
+	}
+	if err := checkModelDir("model info", dir); err != nil {
 		return err
 	}
 	info, err := model.Inspect(dir)
@@ -149,6 +154,9 @@ func modelLogprobs(c *cli.Context) error {
 		return err
 	}
 	dir := c.String("model")
+	if err := checkModelDir("--model", dir); err != nil {
+		return err
+	}
 	var ids []int32
 	switch {
 	case c.IsSet("text") == c.IsSet("ids"):
@@ -219,6 +227,9 @@ func modelBench(c *cli.Context) error {
 	var m *model.Model
 	name := c.String("model")
 	if name != "" {
+		if err := checkModelDir("--model", name); err != nil {
+			return err
+		}
 		m, err = model.Load(name)
 	} else {
 		name = c.String("preset")

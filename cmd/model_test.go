@@ -129,7 +129,7 @@ func TestModelCommandBadInputs(t *testing.T) {
 		{[]string{"model", "init", "--out", dir + "2", "--preset", "huge"}, `unknown model preset "huge"`},
 		{[]string{"model", "init", "--out", dir}, "already exists and is not empty"},
 		{[]string{"model", "init", "--out", dir + "3", "--tokenizer", "/nonexistent/tok.json"}, "--tokenizer /nonexistent/tok.json"},
-		{[]string{"model", "info", "--json", dir + "-missing"}, "config.json: not found"},
+		{[]string{"model", "info", "--json", dir + "-missing"}, "-missing: no such directory"},
 		{[]string{"model", "logprobs", "--model", dir, "--ids", "[1,2]", "--text", "x"}, "exactly one of --text and --ids"},
 		{[]string{"model", "logprobs", "--model", dir, "--ids", "[1,"}, "--ids: want a JSON array"},
 		{[]string{"model", "logprobs", "--model", dir, "--ids", "[1,999]"}, "outside the vocabulary"},

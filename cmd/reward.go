@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/internal/atomicfile"
+	"gorstar/internal/outpath"
 	"gorstar/internal/usererr"
 	"gorstar/reward"
 )
@@ -63,6 +64,11 @@ func rewardGrade(c *cli.Context) error {
 	mode, err := reward.ParseMode(modeName)
 	if err != nil {
 		return usererr.New("reward grade: --mode: %v", err)
+	}
+	if out := c.String("out"); out != "" {
+		if err := outpath.File("--out", out, in); err != nil {
+			return err
+		}
 	}
 	lines, err := readGradeLines(in, mode)
 	if err != nil {

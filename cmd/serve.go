@@ -45,6 +45,9 @@ func serveCommand() *cli.Command {
 // loadPolicy sets up the kernels and loads dir with its template, ready to generate, on an engine
 // sized by the engine flags.
 func loadPolicy(c *cli.Context, o Options, dir string, maxWaiting int) (*engine.Policy, error) {
+	if err := checkModelDir("--model", dir); err != nil {
+		return nil, err
+	}
 	if err := initKernels(o); err != nil {
 		return nil, err
 	}
