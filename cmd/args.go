@@ -23,7 +23,7 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 	out := []string{args[0]}
 	flags, cmds := app.Flags, app.Commands
 	var leaf *cli.Command
-	var leafFlags, positional []string
+	var leafFlags, positional, given []string
 	path := ""
 	dashes := false
 	for i := 1; i < len(args); i++ {
@@ -34,6 +34,8 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 		case a == "--":
 			dashes = true
 		case len(a) > 1 && a[0] == '-':
+			name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			given = append(given, name)
 			words := []string{a}
 			if takesValue(flags, a) && !strings.Contains(a, "=") && i+1 < len(args) {
 				i++
@@ -63,6 +65,9 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 	}
 	if leaf != nil {
 		if err := requiredFlags(leaf, path, leafFlags); err != nil {
+			return nil, err
+		}
+		if err := checkGlobalUse(path, given); err != nil {
 			return nil, err
 		}
 		out = append(out, leafFlags...)

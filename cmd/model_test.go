@@ -135,7 +135,7 @@ func TestModelCommandBadInputs(t *testing.T) {
 		{[]string{"model", "logprobs", "--model", dir, "--ids", "[1,999]"}, "outside the vocabulary"},
 		{[]string{"model", "logprobs", "--model", dir, "--ids", "[1]"}, "at least 2 tokens"},
 		{[]string{"model", "bench", "--preset", "tiny", "--model", dir}, "exactly one of --model and --preset"},
-		{[]string{"model", "bench", "--preset", "tiny", "--batch", "0"}, "--batch ≥ 1"},
+		{[]string{"model", "bench", "--preset", "tiny", "--batch", "0"}, "--batch: must be in 1..65536, got 0"},
 	} {
 		r := runCLI(t, tc.args...)
 		if r.Code != 1 || !strings.Contains(r.Stderr, tc.want) || strings.Count(r.Stderr, "\n") != 1 {
