@@ -32,6 +32,8 @@ func newApp() *cli.App {
 		Description:          "Global flags may also follow a command's name: `gorstar data stats --json FILE`.",
 		Flags:                globalFlags(),
 		EnableBashCompletion: true,
+		// Repeatable flags are repeated: a comma belongs to the value (`--set exec.modules=math,sympy`).
+		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
 			configCommand(),
 			modelCommand(),
