@@ -40,3 +40,16 @@ func TestBadCommandLines(t *testing.T) {
 		{args: []string{"data", "stats", "a", "b"}, want: "expected one PATH argument, got 2"},
 	})
 }
+
+// Config values and list syntax: one line naming the key; empty inputs are errors everywhere.
+func TestBadConfigAndEmptyInputs(t *testing.T) {
+	empty := map[string]string{"e.jsonl": ""}
+	runBad(t, "", []badCase{
+		{args: []string{"config", "show", "--set", "rl.group_size=x"}, want: `--set rl.group_size: want an integer, got "x"`},
+		{args: []string{"config", "show", "--set", "rl.stages.9.steps=1"}, want: `needs an index 0..2 (or 3 to append`},
+		{args: []string{"config", "show", "--set", "rl.stages.1.name=stage1"}, want: `"stage1" is also the name of rl.stages.0`},
+		{args: []string{"reward", "grade", "--in", "e.jsonl"}, files: empty, want: "e.jsonl: empty"},
+		{args: []string{"reward", "grade", "--in", "-"}, want: "-: empty"},
+		{args: []string{"data", "stats", "e.jsonl"}, files: empty, want: "e.jsonl"},
+	})
+}
