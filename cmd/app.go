@@ -32,6 +32,8 @@ func newApp() *cli.App {
 		Description:          "Global flags may also follow a command's name: `gorstar data stats --json FILE`.",
 		Flags:                globalFlags(),
 		EnableBashCompletion: true,
+		// Repeatable flags are repeated: a comma belongs to the value (`--set exec.modules=math,sympy`).
+		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
 			configCommand(),
 			modelCommand(),
@@ -48,6 +50,7 @@ func newApp() *cli.App {
 		fmt.Fprintf(c.App.Writer, "gorstar %s (kernels: %s)\n", c.App.Version, kernels.Backend())
 	}
 	addGlobalFlags(app.Commands)
+	showRealDefaults(app.Commands, app.Flags)
 	app.OnUsageError = usageError
 	app.ExitErrHandler = func(*cli.Context, error) {} // main decides the exit status
 	return app
@@ -71,12 +74,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}()
 	app := newApp()
 	app.Reader, app.Writer, app.ErrWriter = stdin, stdout, stderr
-	err := app.RunContext(ctx, args)
+	args, err := normalizeArgs(app, args)
+	if err == nil {
+		err = app.RunContext(ctx, args)
+	}
 	if err == nil {
 		return 0
 	}
-	msg := strings.TrimSpace(err.Error())
-	fmt.Fprintf(stderr, "gorstar: %s\n", msg)
+	fmt.Fprintf(stderr, "gorstar: %s\n", errorLine(err))
 	if isUserError(err) {
 		return 1
 	}
@@ -95,11 +100,17 @@ func isUserError(err error) bool {
 		return true // urfave's own "no such command" and friends
 	}
 	// urfave reports missing required flags with an unexported type.
-	return strings.HasPrefix(err.Error(), "Required flag") || strings.HasPrefix(err.Error(), "Required flags")
+	if strings.HasPrefix(err.Error(), "Required flag") || strings.HasPrefix(err.Error(), "Required flags") {
+		return true
+	}
+	return isPathMistake(err) || isOutOfMemory(err)
 }
 
 func usageError(c *cli.Context, err error, _ bool) error {
 	name := commandPath(c)
+	if name == "gorstar" {
+		return usererr.New("%v (see `gorstar --help`)", err)
+	}
 	return usererr.New("%s: %v (see `%s --help`)", strings.TrimPrefix(name, "gorstar "), err, name)
 }
 

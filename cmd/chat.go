@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -24,11 +26,11 @@ func chatCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "model", Usage: "Hugging Face model `DIR` to load"},
 			&cli.StringFlag{Name: "endpoint", Usage: "OpenAI-compatible server `URL` (e.g. http://127.0.0.1:8000) instead of --model"},
-			&cli.StringFlag{Name: "served-model", Usage: "model id to ask the endpoint for (default: its first model)"},
+			&cli.StringFlag{Name: "served-model", Aliases: []string{"served-model-name"}, Usage: "model id to ask the endpoint for (default: its first model)"},
 			&cli.StringFlag{Name: "system", Usage: "system message (default: the template's instructions)"},
-			&cli.IntFlag{Name: "max-tokens", Value: 1024, Usage: "tokens per assistant turn at most"},
-			&cli.Float64Flag{Name: "temperature", Value: 0.6, Usage: "sampling temperature (0 = greedy)"},
-			&cli.IntFlag{Name: "max-turns", Value: 10, Usage: "assistant turns (tool calls) per question at most"},
+			&cli.IntFlag{Name: "max-tokens", Value: 1024, Usage: "tokens per assistant turn at most (1..1048576)"},
+			&cli.Float64Flag{Name: "temperature", Value: 0.6, Usage: "sampling temperature (0 = greedy, at most 10)"},
+			&cli.IntFlag{Name: "max-turns", Value: 10, Usage: "assistant turns (tool calls) per question at most (1..1000)"},
 			&cli.BoolFlag{Name: "no-tools", Usage: "do not offer the Python tool"},
 			&cli.StringFlag{Name: "sandbox", Usage: "auto | bwrap | namespaces | none (overrides exec.sandbox)"},
 		}, engineFlags()...),
@@ -49,6 +51,15 @@ func chatAction(c *cli.Context) error {
 	if c.IsSet("model") == c.IsSet("endpoint") {
 		return usererr.New("chat: give exactly one of --model and --endpoint")
 	}
+	if err := firstErr(
+		inRange("--max-tokens", c.Int("max-tokens"), 1, 1<<20),
+		inRange("--max-turns", c.Int("max-turns"), 1, 1000),
+	); err != nil {
+		return err
+	}
+	if t := c.Float64("temperature"); t < 0 || t > 10 || t != t {
+		return usererr.New("--temperature: must be in 0..10, got %g", t)
+	}
 	var tools []json.RawMessage
 	if !c.Bool("no-tools") {
 		tools = []json.RawMessage{chat.PythonTool}
@@ -66,8 +77,12 @@ func chatAction(c *cli.Context) error {
 		}
 		backend = &localChat{p: p, r: r, maxTokens: c.Int("max-tokens"), temperature: c.Float64("temperature")}
 	} else {
-		backend = &endpointChat{url: strings.TrimRight(c.String("endpoint"), "/"), model: c.String("served-model"),
+		ep := &endpointChat{url: strings.TrimRight(c.String("endpoint"), "/"), model: c.String("served-model"),
 			tools: tools, maxTokens: c.Int("max-tokens"), temperature: c.Float64("temperature")}
+		if err := ep.check(c.Context); err != nil {
+			return err
+		}
+		backend = ep
 	}
 	var pool *exec.Pool
 	if tools != nil {
@@ -82,11 +97,28 @@ func chatAction(c *cli.Context) error {
 			defer pool.Close()
 		}
 	}
-	return chatLoop(c.Context, backend, pool, c.App.Reader, c.App.Writer, chatSettings{
-		system: c.String("system"), maxTurns: max(1, c.Int("max-turns")), toolChars: o.Config.Rollout.ToolTextChars,
+	display := c.App.Writer
+	if o.JSON {
+		display = io.Discard // the conversations are printed as one JSON object at the end
+	}
+	convs, err := chatLoop(c.Context, backend, pool, c.App.Reader, display, chatSettings{
+		system: c.String("system"), maxTurns: c.Int("max-turns"), toolChars: o.Config.Rollout.ToolTextChars,
 		prompt: !o.Quiet,
 	})
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return printJSON(c, map[string]any{"conversations": convs})
+	}
+	return nil
 }
+
+// turnRefused is a turn the backend could not produce for this conversation (it fills the
+// context, or the server refused the request): chat says so and goes on with the next question.
+type turnRefused struct{ msg string }
+
+func (t *turnRefused) Error() string { return t.msg }
 
 type chatSettings struct {
 	system    string
@@ -95,11 +127,20 @@ type chatSettings struct {
 	prompt    bool // print "> " before reading
 }
 
-// chatLoop reads user lines, runs assistant turns and their tool calls, and prints everything.
-func chatLoop(ctx context.Context, b chatBackend, pool *exec.Pool, in io.Reader, out io.Writer, s chatSettings) error {
+// chatLoop reads user lines, runs assistant turns and their tool calls, prints everything and
+// returns the conversations held (one per /reset).
+func chatLoop(ctx context.Context, b chatBackend, pool *exec.Pool, in io.Reader, out io.Writer, s chatSettings) ([][]chat.Message, error) {
 	var msgs []chat.Message
+	var done [][]chat.Message
+	finish := func() [][]chat.Message {
+		if len(msgs) > 0 && msgs[len(msgs)-1].Role != chat.RoleSystem {
+			done = append(done, slices.Clone(msgs))
+		}
+		return done
+	}
 	reset := func() {
-		msgs = msgs[:0]
+		finish()
+		msgs = nil
 		if s.system != "" {
 			msgs = append(msgs, chat.Message{Role: chat.RoleSystem, Content: s.system})
 		}
@@ -112,14 +153,14 @@ func chatLoop(ctx context.Context, b chatBackend, pool *exec.Pool, in io.Reader,
 			fmt.Fprint(out, "> ")
 		}
 		if !lines.Scan() {
-			return lines.Err()
+			return finish(), lines.Err()
 		}
 		line := strings.TrimSpace(lines.Text())
 		switch line {
 		case "":
 			continue
 		case "/exit", "/quit":
-			return nil
+			return finish(), nil
 		case "/reset":
 			reset()
 			fmt.Fprintln(out, "(new conversation)")
@@ -129,14 +170,15 @@ func chatLoop(ctx context.Context, b chatBackend, pool *exec.Pool, in io.Reader,
 		msgs = append(msgs, chat.Message{Role: chat.RoleUser, Content: line})
 		for turn := 0; turn < s.maxTurns; turn++ {
 			msg, err := b.turn(ctx, msgs, out)
-			if usererr.Is(err) && ctx.Err() == nil {
+			var refused *turnRefused
+			if errors.As(err, &refused) && ctx.Err() == nil {
 				// The conversation no longer fits, or the endpoint refused it: say so and go on.
 				fmt.Fprintf(out, "(%v)\n", err)
 				msgs = msgs[:mark] // forget the failed exchange
 				break
 			}
 			if err != nil {
-				return err
+				return finish(), err
 			}
 			fmt.Fprintln(out)
 			msgs = append(msgs, msg)
@@ -183,12 +225,12 @@ type localChat struct {
 func (l *localChat) turn(ctx context.Context, msgs []chat.Message, out io.Writer) (chat.Message, error) {
 	prompt, err := l.r.RenderPrompt(msgs)
 	if err != nil {
-		return chat.Message{}, usererr.New("chat: %v", err)
+		return chat.Message{}, &turnRefused{fmt.Sprintf("chat: %v", err)}
 	}
 	o := l.p.Engine.Options()
 	maxTokens := min(l.maxTokens, min(o.MaxContext, o.KVTokens)-len(prompt))
 	if maxTokens < 1 {
-		return chat.Message{}, usererr.New("chat: the conversation (%d tokens) fills the context; /reset to start over", len(prompt))
+		return chat.Message{}, &turnRefused{fmt.Sprintf("chat: the conversation (%d tokens) fills the context; /reset to start over", len(prompt))}
 	}
 	seq, err := l.p.Engine.Submit(ctx, engine.Request{Prompt: prompt, MaxTokens: maxTokens,
 		Sampling: engine.Sampling{Temperature: l.temperature}, StopTokens: l.r.EndOfTurn()[:1]})

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"gorstar/chat"
@@ -19,6 +22,45 @@ type endpointChat struct {
 	tools       []json.RawMessage
 	maxTokens   int
 	temperature float64
+}
+
+// endpointCheckTimeout bounds the first question to the endpoint: a server that does not list its
+// models within it is not one chat can talk to.
+const endpointCheckTimeout = 10 * time.Second
+
+// check asks the endpoint for its models before the first question, so a wrong address or
+// model name is one line at start, not an error in the middle of a conversation.
+func (e *endpointChat) check(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, endpointCheckTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url+"/v1/models", nil)
+	if err != nil {
+		return usererr.New("--endpoint %s: %v", e.url, err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return usererr.New("--endpoint %s: no answer within %s", e.url, endpointCheckTimeout)
+		}
+		return usererr.New("--endpoint %s: nothing answers (%v)", e.url, errors.Unwrap(err))
+	}
+	defer res.Body.Close()
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&list); err != nil || res.StatusCode != http.StatusOK {
+		return usererr.New("--endpoint %s: not an OpenAI-compatible server (GET /v1/models answered %s)", e.url, res.Status)
+	}
+	var ids []string
+	for _, m := range list.Data {
+		ids = append(ids, m.ID)
+	}
+	if e.model != "" && !slices.Contains(ids, e.model) {
+		return usererr.New("--served-model %s: %s serves %s", e.model, e.url, strings.Join(ids, ", "))
+	}
+	return nil
 }
 
 func (e *endpointChat) turn(ctx context.Context, msgs []chat.Message, out io.Writer) (chat.Message, error) {
@@ -86,7 +128,7 @@ func (e *endpointChat) turn(ctx context.Context, msgs []chat.Message, out io.Wri
 		if answer.Error != nil {
 			msg = answer.Error.Message
 		}
-		return chat.Message{}, usererr.New("--endpoint %s: %s", e.url, msg)
+		return chat.Message{}, &turnRefused{fmt.Sprintf("--endpoint %s: %s", e.url, msg)}
 	}
 	m := answer.Choices[0].Message
 	out1 := chat.Message{Role: chat.RoleAssistant}

@@ -55,7 +55,7 @@ func TestChatLoopRunsToolCalls(t *testing.T) {
 	call, _ := json.Marshal(map[string]any{"name": "python", "arguments": map[string]string{"code": "print(6*7)"}})
 	m := &scriptedModel{texts: []string{"<reason>compute\n<tool_call>\n" + string(call) + "\n</tool_call>", "<reason>it is 42"}}
 	var out bytes.Buffer
-	err = chatLoop(context.Background(), m, pool, strings.NewReader("what is 6*7?\n"), &out, chatSettings{maxTurns: 4, toolChars: 256})
+	_, err = chatLoop(context.Background(), m, pool, strings.NewReader("what is 6*7?\n"), &out, chatSettings{maxTurns: 4, toolChars: 256})
 	if err != nil {
 		t.Fatal(err)
 	}

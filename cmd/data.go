@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/data"
+	"gorstar/internal/outpath"
 	"gorstar/internal/usererr"
 )
 
@@ -58,7 +59,8 @@ func dataCommand() *cli.Command {
 			{
 				Name:      "stats",
 				Usage:     "count rows and answer kinds of a table",
-				ArgsUsage: "PATH",
+				ArgsUsage: "PATH (or --in PATH)",
+				Flags:     []cli.Flag{&cli.StringFlag{Name: "in", Usage: "input table `PATH` (instead of the argument)"}},
 				Action:    dataStats,
 			},
 			{
@@ -101,6 +103,9 @@ func dataCommand() *cli.Command {
 func dataImport(c *cli.Context) error {
 	o, err := globalOptions(c)
 	if err != nil {
+		return err
+	}
+	if err := outpath.File("--out", c.String("out"), c.StringSlice("in")...); err != nil {
 		return err
 	}
 	opts := data.ImportOptions{
@@ -182,6 +187,9 @@ func dataSynth(c *cli.Context) error {
 		arith.Ops = c.String("ops")
 	}
 	out := c.String("out")
+	if err := outpath.File("--out", out); err != nil {
+		return err
+	}
 	rows, err := data.Synth(c.Context, data.SynthOptions{
 		Task: s.Task, N: n, Out: out, SFT: c.Bool("sft"), Seed: o.Seed, Arith: arith,
 		Progress: o.Progress(int64(n), "synth"),
@@ -201,7 +209,7 @@ func dataSynth(c *cli.Context) error {
 }
 
 func dataStats(c *cli.Context) error {
-	path, err := oneArg(c, "PATH")
+	path, err := argOrFlag(c, "in", "PATH")
 	if err != nil {
 		return err
 	}
@@ -262,6 +270,9 @@ func dataFilter(c *cli.Context) error {
 		return usererr.New("data filter: --ngram needs --decontaminate EVAL")
 	}
 	in := c.String("in")
+	if err := outpath.File("--out", c.String("out"), append([]string{in}, c.StringSlice("decontaminate")...)...); err != nil {
+		return err
+	}
 	res, err := data.Filter(c.Context, data.FilterOptions{
 		In:             in,
 		Out:            c.String("out"),
@@ -292,6 +303,12 @@ func dataSplit(c *cli.Context) error {
 	}
 	opts := data.SplitOptions{In: c.String("in"), Train: c.String("train"), Test: c.String("test"),
 		TestSize: c.Float64("test-size"), Seed: o.Seed}
+	if err := outpath.File("--train", opts.Train, opts.In); err != nil {
+		return err
+	}
+	if err := outpath.File("--test", opts.Test, opts.In, opts.Train); err != nil {
+		return err
+	}
 	res, err := data.Split(c.Context, opts)
 	if err != nil {
 		return err
@@ -309,6 +326,9 @@ func dataExport(c *cli.Context) error {
 		return err
 	}
 	in, out := c.String("in"), c.String("out")
+	if err := outpath.File("--out", out, in); err != nil {
+		return err
+	}
 	rows, err := data.Export(c.Context, in, out, o.Progress(data.RowCount(in), "export"))
 	if err != nil {
 		return err

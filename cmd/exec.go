@@ -35,7 +35,7 @@ func execCommand() *cli.Command {
 					&cli.StringFlag{Name: "stdin", Usage: "standard input of the code"},
 					&cli.StringFlag{Name: "timeout", Usage: "wall-clock limit, e.g. 4s (default exec.timeout)"},
 					&cli.StringFlag{Name: "memory", Usage: "address space above the warm worker, e.g. 384MB or 1GB (default exec.memory_mb)"},
-					&cli.IntFlag{Name: "max-chars", Value: -1, Usage: "cut the printed response to N characters (default exec.tool_text_chars; 0 = no cut)"},
+					&cli.IntFlag{Name: "max-chars", Usage: "cut the printed response to `N` characters (default exec.tool_text_chars; 0 = no cut)"},
 					sandboxFlag,
 				},
 				Action: execRun,
@@ -86,6 +86,9 @@ func execConfig(c *cli.Context) (Options, config.Exec, error) {
 	if err := cfg.Validate(); err != nil {
 		return o, cfg, usererr.Wrap(err)
 	}
+	if err := checkWorkers(cfg.Workers); err != nil {
+		return o, cfg, err
+	}
 	return o, cfg, nil
 }
 
@@ -114,6 +117,9 @@ func startPool(ctx context.Context, c *cli.Context, o Options, cfg config.Exec) 
 func execRun(c *cli.Context) error {
 	o, cfg, err := execConfig(c)
 	if err != nil {
+		return err
+	}
+	if err := inRange("--max-chars", c.Int("max-chars"), 0, 1<<30); err != nil {
 		return err
 	}
 	call := exec.Call{Stdin: c.String("stdin")}
@@ -165,7 +171,7 @@ func execRun(c *cli.Context) error {
 		return printJSON(c, res)
 	}
 	max := cfg.ToolTextChars
-	if c.Int("max-chars") >= 0 {
+	if c.IsSet("max-chars") {
 		max = c.Int("max-chars")
 	}
 	fmt.Fprintln(c.App.Writer, res.ToolText(max))
@@ -244,8 +250,21 @@ func execBench(c *cli.Context) error {
 			return usererr.New("exec bench --workload: want print, comb, sympy or mixed (or a comma list), got %q", wl)
 		}
 	}
-	if c.Int("concurrency") < 1 {
-		return usererr.New("exec bench --concurrency: must be ≥ 1, got %d", c.Int("concurrency"))
+	if err := firstErr(
+		inRange("--concurrency", c.Int("concurrency"), 1, 1<<16),
+	); err != nil {
+		return err
+	}
+	if c.IsSet("calls") {
+		if err := inRange("--calls", c.Int("calls"), 1, 1<<30); err != nil {
+			return err
+		}
+	}
+	if c.Duration("duration") <= 0 {
+		return usererr.New("--duration: must be positive, got %s", c.Duration("duration"))
+	}
+	if c.IsSet("calls") && c.IsSet("duration") {
+		return usererr.New("exec bench: --duration does not apply to a load test (--calls)")
 	}
 	var runner exec.Runner
 	var client *exec.Client
@@ -256,7 +275,7 @@ func execBench(c *cli.Context) error {
 			return err
 		}
 		runner, name = client, "client"
-		if err := client.WaitReady(ctx, 2*time.Minute); err != nil {
+		if err := client.WaitReady(ctx, c.Duration("timeout")); err != nil {
 			return err
 		}
 	} else {

@@ -26,7 +26,7 @@ func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "config", Usage: "pipeline configuration `FILE.toml` (see `gorstar config show`)"},
 		&cli.StringSliceFlag{Name: "set", Usage: "override a config key: `key.path=value` (repeatable)"},
-		&cli.StringFlag{Name: "run-dir", Usage: "run directory `DIR` (default: run.dir/run.name)"},
+		&cli.StringFlag{Name: "run-dir", Usage: "run directory `DIR` of the training and evaluation commands (default: run.dir/run.name)"},
 		&cli.Int64Flag{Name: "seed", Usage: "random seed (overrides run.seed)"},
 		&cli.StringFlag{Name: "device", Usage: "compute device: cpu or rocm[:N] (overrides run.device)"},
 		&cli.IntFlag{Name: "threads", Usage: "CPU threads for kernels, 0 = all cores (overrides run.threads)"},

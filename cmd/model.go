@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/config"
+	"gorstar/internal/outpath"
 	"gorstar/internal/usererr"
 	"gorstar/kernels"
 	"gorstar/model"
@@ -38,7 +39,8 @@ func modelCommand() *cli.Command {
 			{
 				Name:      "info",
 				Usage:     "describe a model directory and check its tensors",
-				ArgsUsage: "DIR",
+				ArgsUsage: "DIR (or --model DIR)",
+				Flags:     []cli.Flag{&cli.StringFlag{Name: "model", Usage: "model `DIR` (instead of the argument)"}},
 				Action:    modelInfo,
 			},
 			{
@@ -82,7 +84,7 @@ func initKernels(o Options) error {
 	if err != nil {
 		return usererr.New("--device: %v", err)
 	}
-	if err := kernels.Setup(dev.Kind, dev.Index, o.Threads); err != nil {
+	if err := kernels.Setup(dev.Kind, dev.Index, capThreads(o.Threads, os.Stderr, o.Quiet)); err != nil {
 		return usererr.New("--device %s: %v", o.Device, err)
 	}
 	return nil
@@ -97,8 +99,8 @@ func modelInit(c *cli.Context) error {
 		return err
 	}
 	out := c.String("out")
-	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 && !c.Bool("force") {
-		return usererr.New("model init: %s already exists and is not empty (pass --force to replace it)", out)
+	if err := outpath.Dir("--out", out, c.Bool("force"), c.String("tokenizer")); err != nil {
+		return err
 	}
 	cfg, err := model.InitDir(out, model.InitOptions{Preset: c.String("preset"), Tokenizer: c.String("tokenizer"), Seed: uint64(o.Seed)})
 	if err != nil {
@@ -113,12 +115,15 @@ func modelInit(c *cli.Context) error {
 }
 
 func modelInfo(c *cli.Context) error {
-	dir, err := oneArg(c, "DIR")
+	dir, err := argOrFlag(c, "model", "DIR")
 	if err != nil {
 		return err
 	}
 	o, err := globalOptions(c)
 	if err != nil {
+		return err
+	}
+	if err := checkModelDir("model info", dir); err != nil {
 		return err
 	}
 	info, err := model.Inspect(dir)
@@ -149,6 +154,9 @@ func modelLogprobs(c *cli.Context) error {
 		return err
 	}
 	dir := c.String("model")
+	if err := checkModelDir("--model", dir); err != nil {
+		return err
+	}
 	var ids []int32
 	switch {
 	case c.IsSet("text") == c.IsSet("ids"):
@@ -203,6 +211,14 @@ func modelBench(c *cli.Context) error {
 		if c.Bool("train") {
 			return usererr.New("model bench: give one of --train and --generate")
 		}
+		if c.IsSet("batch") && c.Int("batch") < 1 {
+			return usererr.New("--batch: must be in 1..4096, got %d", c.Int("batch"))
+		}
+		for _, f := range []string{"seq", "steps", "recompute"} {
+			if c.IsSet(f) {
+				return usererr.New("model bench: --%s applies to --train", f)
+			}
+		}
 		if c.IsSet("model") && c.IsSet("preset") {
 			return usererr.New("model bench: give at most one of --model and --preset")
 		}
@@ -213,12 +229,20 @@ func modelBench(c *cli.Context) error {
 	if c.IsSet("model") == c.IsSet("preset") {
 		return usererr.New("model bench: give exactly one of --model and --preset")
 	}
+	for _, f := range []string{"prompt-len", "new-tokens"} {
+		if c.IsSet(f) {
+			return usererr.New("model bench: --%s applies to --generate", f)
+		}
+	}
 	if err := initKernels(o); err != nil {
 		return err
 	}
 	var m *model.Model
 	name := c.String("model")
 	if name != "" {
+		if err := checkModelDir("--model", name); err != nil {
+			return err
+		}
 		m, err = model.Load(name)
 	} else {
 		name = c.String("preset")
@@ -241,12 +265,21 @@ func modelBench(c *cli.Context) error {
 	if c.IsSet("seq") {
 		seq = c.Int("seq")
 	}
-	if batch < 1 || seq < 2 || c.Int("steps") < 1 {
-		return usererr.New("model bench: want --batch ≥ 1, --seq ≥ 2, --steps ≥ 1")
-	}
 	m.Recompute, m.LossChunkTokens = o.Config.Model.RecomputeLayers, o.Config.Model.LossChunkTokens
 	if c.IsSet("recompute") {
 		m.Recompute = c.Int("recompute")
+	}
+	if err := firstErr(
+		inRange("--batch", batch, 1, 1<<16),
+		inRange("--seq", seq, 2, max(2, m.Config.MaxPositionEmbeddings)),
+		inRange("--steps", c.Int("steps"), 1, 1<<20),
+		inRange("--recompute", m.Recompute, 0, m.Config.NumHiddenLayers),
+	); err != nil {
+		return usererr.New("model bench %s: %v", name, err)
+	}
+	need := trainBytes(m.Config, batch, seq, m.LossChunkTokens)
+	if err := checkMemory(fmt.Sprintf("model bench --batch %d --seq %d", batch, seq), need, "--batch or --seq"); err != nil {
+		return err
 	}
 	threads := kernels.Threads()
 	res, err := model.BenchmarkTrain(c.Context, m, batch, seq, c.Int("steps"), uint64(o.Seed))
@@ -259,12 +292,19 @@ func modelBench(c *cli.Context) error {
 		"num_params": m.Config.NumParams(), "gomaxprocs": runtime.GOMAXPROCS(0),
 	}
 	if c.Bool("compare-torch") {
-		torch, err := torchTrainBench(c, m, name, batch, seq, threads)
-		if err != nil {
-			return err
+		if skip := torchMissing(c, flagOr(c, "python", "/usr/bin/python3")); skip != "" {
+			out["torch_skipped"] = skip
+			if !o.Quiet {
+				fmt.Fprintln(c.App.ErrWriter, "gorstar: "+skip)
+			}
+		} else {
+			torch, err := torchTrainBench(c, m, name, batch, seq, threads)
+			if err != nil {
+				return err
+			}
+			out["torch_tokens_per_s"] = torch
+			out["ratio"] = res.TokensPerSecond / torch
 		}
-		out["torch_tokens_per_s"] = torch
-		out["ratio"] = res.TokensPerSecond / torch
 	}
 	if o.JSON {
 		return printJSON(c, out)

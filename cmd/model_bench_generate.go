@@ -7,6 +7,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
@@ -39,18 +40,16 @@ func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, pr
 	if err := initKernels(o); err != nil {
 		return err
 	}
-	if promptLen == 0 {
-		promptLen = 64
-	}
-	if newTokens == 0 {
-		newTokens = 64
-	}
 	batches := []int{batch}
 	if batch == 0 {
 		batches = []int{1, 8, 64}
 	}
-	if batch < 0 || promptLen < 1 || newTokens < 1 {
-		return usererr.New("generation bench: want --batch ≥ 1, --prompt-len ≥ 1, --new-tokens ≥ 1")
+	if err := firstErr(
+		inRange("--batch", batch, 0, 4096),
+		inRange("--prompt-len", promptLen, 1, 1<<20),
+		inRange("--new-tokens", newTokens, 1, 1<<20),
+	); err != nil {
+		return err
 	}
 	models := []string{modelDir}
 	if modelDir == "" {
@@ -65,17 +64,18 @@ func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, pr
 		if _, err := os.Stat(script); err != nil {
 			return usererr.New("--torch-script: %v (run from the repository root or pass the path)", err)
 		}
-		if err := osexec.CommandContext(c.Context, python, "-c", "import torch").Run(); err != nil {
-			torchSkip = fmt.Sprintf("%s cannot import torch (install python3-torch): PyTorch side skipped", python)
-			if !o.Quiet {
-				fmt.Fprintln(c.App.ErrWriter, "gorstar: "+torchSkip)
-			}
+		if torchSkip = torchMissing(c, python); torchSkip != "" && !o.Quiet {
+			fmt.Fprintln(c.App.ErrWriter, "gorstar: "+torchSkip)
 		}
 	}
 	var rows []generateRow
 	for _, name := range models {
 		m, dir, cleanup, err := benchModel(name, modelDir != "", o.Seed, compareTorch && torchSkip == "")
 		if err != nil {
+			return err
+		}
+		if err := checkGenerateShape(m.Config, name, batches, promptLen, newTokens); err != nil {
+			cleanup()
 			return err
 		}
 		for _, b := range batches {
@@ -114,6 +114,25 @@ func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, pr
 		return printJSON(c, out)
 	}
 	return nil
+}
+
+// torchMissing says why the PyTorch side is skipped, or "" when python imports torch.
+func torchMissing(c *cli.Context, python string) string {
+	if err := osexec.CommandContext(c.Context, python, "-c", "import torch").Run(); err != nil {
+		return fmt.Sprintf("%s cannot import torch (install python3-torch): PyTorch side skipped", python)
+	}
+	return ""
+}
+
+// checkGenerateShape refuses sequences longer than the model's context and batches whose engine
+// would not fit in memory.
+func checkGenerateShape(cfg model.Config, name string, batches []int, promptLen, newTokens int) error {
+	if ctx := cfg.MaxPositionEmbeddings; ctx > 0 && promptLen+newTokens > ctx {
+		return usererr.New("model bench %s: --prompt-len %d + --new-tokens %d is past the context of %d tokens", name, promptLen, newTokens, ctx)
+	}
+	b := slices.Max(batches)
+	need := engineBytes(cfg, b*(promptLen+newTokens), b, 512)
+	return checkMemory(fmt.Sprintf("model bench --generate --batch %d", b), need, "--batch, --prompt-len or --new-tokens")
 }
 
 // flagOr is the string flag's value where the command defines it, else def.

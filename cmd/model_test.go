@@ -129,13 +129,13 @@ func TestModelCommandBadInputs(t *testing.T) {
 		{[]string{"model", "init", "--out", dir + "2", "--preset", "huge"}, `unknown model preset "huge"`},
 		{[]string{"model", "init", "--out", dir}, "already exists and is not empty"},
 		{[]string{"model", "init", "--out", dir + "3", "--tokenizer", "/nonexistent/tok.json"}, "--tokenizer /nonexistent/tok.json"},
-		{[]string{"model", "info", "--json", dir + "-missing"}, "config.json: not found"},
+		{[]string{"model", "info", "--json", dir + "-missing"}, "-missing: no such directory"},
 		{[]string{"model", "logprobs", "--model", dir, "--ids", "[1,2]", "--text", "x"}, "exactly one of --text and --ids"},
 		{[]string{"model", "logprobs", "--model", dir, "--ids", "[1,"}, "--ids: want a JSON array"},
 		{[]string{"model", "logprobs", "--model", dir, "--ids", "[1,999]"}, "outside the vocabulary"},
 		{[]string{"model", "logprobs", "--model", dir, "--ids", "[1]"}, "at least 2 tokens"},
 		{[]string{"model", "bench", "--preset", "tiny", "--model", dir}, "exactly one of --model and --preset"},
-		{[]string{"model", "bench", "--preset", "tiny", "--batch", "0"}, "--batch ≥ 1"},
+		{[]string{"model", "bench", "--preset", "tiny", "--batch", "0"}, "--batch: must be in 1..65536, got 0"},
 	} {
 		r := runCLI(t, tc.args...)
 		if r.Code != 1 || !strings.Contains(r.Stderr, tc.want) || strings.Count(r.Stderr, "\n") != 1 {

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/internal/atomicfile"
+	"gorstar/internal/outpath"
 	"gorstar/internal/usererr"
 	"gorstar/reward"
 )
@@ -28,7 +29,7 @@ func rewardCommand() *cli.Command {
 				Usage: "grade JSONL lines {\"response\": ..., \"answer\": ...} (optional \"truncated\": bool); " +
 					"each output line adds \"correct\", \"extracted\" and \"reason\"",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "in", Usage: "input `PAIRS.jsonl`"},
+					&cli.StringFlag{Name: "in", Usage: "input `PAIRS.jsonl` (- for standard input)"},
 					&cli.StringFlag{Name: "out", Usage: "output `OUT.jsonl` (default: stdout, unless --json)"},
 					&cli.StringFlag{Name: "mode", Usage: "strict or rstar2 (overrides reward.mode)"},
 				},
@@ -64,7 +65,12 @@ func rewardGrade(c *cli.Context) error {
 	if err != nil {
 		return usererr.New("reward grade: --mode: %v", err)
 	}
-	lines, err := readGradeLines(in, mode)
+	if out := c.String("out"); out != "" {
+		if err := outpath.File("--out", out, in); err != nil {
+			return err
+		}
+	}
+	lines, err := readGradeLines(c.App.Reader, in, mode)
 	if err != nil {
 		return err
 	}
@@ -107,14 +113,19 @@ func rewardGrade(c *cli.Context) error {
 
 // readGradeLines reads and checks every line first, so a bad line fails the command before any
 // output is written.
-func readGradeLines(path string, mode reward.Mode) ([]*gradeLine, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usererr.New("reward grade: %v", err)
+// A path of "-" reads stdin. An input without a line is an error, as for the data commands.
+func readGradeLines(stdin io.Reader, path string, mode reward.Mode) ([]*gradeLine, error) {
+	src := stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, usererr.New("reward grade: %v", err)
+		}
+		defer f.Close()
+		src = f
 	}
-	defer f.Close()
 	var lines []*gradeLine
-	r := bufio.NewReaderSize(f, 1<<20)
+	r := bufio.NewReaderSize(src, 1<<20)
 	for n := 1; ; n++ {
 		raw, err := r.ReadBytes('\n')
 		if err != nil && err != io.EOF {
@@ -128,6 +139,9 @@ func readGradeLines(path string, mode reward.Mode) ([]*gradeLine, error) {
 			lines = append(lines, l)
 		}
 		if err == io.EOF {
+			if len(lines) == 0 {
+				return nil, usererr.New("%s: empty (no lines to grade)", path)
+			}
 			return lines, nil
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"gorstar/chat"
 	"gorstar/engine"
 	"gorstar/internal/usererr"
+	"gorstar/model"
 	"gorstar/serve"
 )
 
@@ -35,7 +36,7 @@ func serveCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "model", Required: true, Usage: "Hugging Face model `DIR`"},
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8000", Usage: "address to listen on (loopback by default)"},
-			&cli.StringFlag{Name: "served-model-name", Usage: "model id clients use (default: the directory's name)"},
+			&cli.StringFlag{Name: "served-model-name", Aliases: []string{"served-model"}, Usage: "model id clients use (default: the directory's name)"},
 			&cli.IntFlag{Name: "max-waiting", Value: 1024, Usage: "requests queued for KV memory before answering 429 (0 = no limit)"},
 		}, engineFlags()...),
 		Action: serveAction,
@@ -45,6 +46,9 @@ func serveCommand() *cli.Command {
 // loadPolicy sets up the kernels and loads dir with its template, ready to generate, on an engine
 // sized by the engine flags.
 func loadPolicy(c *cli.Context, o Options, dir string, maxWaiting int) (*engine.Policy, error) {
+	if err := checkModelDir("--model", dir); err != nil {
+		return nil, err
+	}
 	if err := initKernels(o); err != nil {
 		return nil, err
 	}
@@ -56,12 +60,35 @@ func loadPolicy(c *cli.Context, o Options, dir string, maxWaiting int) (*engine.
 	if err != nil {
 		return nil, usererr.New("--template %s: %v", name, err)
 	}
-	if c.Int("kv-tokens") < 0 || c.Int("max-seqs") < 1 || c.Int("step-tokens") < 1 {
-		return nil, usererr.New("--kv-tokens must be ≥ 0 (0: automatic), --max-seqs and --step-tokens ≥ 1")
+	if err := checkEngineFlags(c, dir); err != nil {
+		return nil, err
 	}
 	return engine.LoadPolicy(dir, engine.PolicyOptions{Template: tmpl, Primer: c.String("primer"),
 		Engine: engine.Options{KVTokens: c.Int("kv-tokens"), MaxSeqs: c.Int("max-seqs"), StepTokens: c.Int("step-tokens"),
 			MaxWaiting: maxWaiting, Seed: uint64(o.Seed)}})
+}
+
+// checkEngineFlags checks the engine flags' ranges, each with its own message, and refuses an
+// engine whose KV cache and step buffers would not fit in memory.
+func checkEngineFlags(c *cli.Context, dir string) error {
+	kv, seqs, step := c.Int("kv-tokens"), c.Int("max-seqs"), c.Int("step-tokens")
+	if err := firstErr(
+		inRange("--kv-tokens", kv, 0, 1<<30),
+		inRange("--max-seqs", seqs, 1, 4096),
+		inRange("--step-tokens", step, 1, 1<<16),
+	); err != nil {
+		return err
+	}
+	cfg, err := model.LoadConfig(dir)
+	if err != nil {
+		return err
+	}
+	if kv == 0 { // the engine's default: 65536 tokens or 4 GiB of cache, at least one context
+		kv = max(min(65536, (4<<30)/max(4*cfg.KVCacheFloats(1), 1)), cfg.MaxPositionEmbeddings, 1)
+	}
+	need := engineBytes(cfg, kv, seqs, max(step, seqs))
+	return checkMemory(fmt.Sprintf("the engine (--kv-tokens %d, --max-seqs %d, --step-tokens %d)", kv, seqs, step), need,
+		"--kv-tokens, --max-seqs or --step-tokens")
 }
 
 func serveAction(c *cli.Context) error {
@@ -70,8 +97,8 @@ func serveAction(c *cli.Context) error {
 		return err
 	}
 	dir := c.String("model")
-	if c.Int("max-waiting") < 0 {
-		return usererr.New("--max-waiting must be ≥ 0")
+	if err := inRange("--max-waiting", c.Int("max-waiting"), 0, 1<<20); err != nil {
+		return err
 	}
 	p, err := loadPolicy(c, o, dir, c.Int("max-waiting"))
 	if err != nil {

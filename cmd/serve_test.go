@@ -49,9 +49,9 @@ func TestServeAndChatEndpoint(t *testing.T) {
 	if !strings.HasPrefix(r.Stdout, "<reason>") {
 		t.Errorf("chat printed %q", r.Stdout)
 	}
-	// A wrong model name: the endpoint's message is shown and the session goes on.
+	// A wrong model name is refused at start, naming the models the endpoint serves.
 	r = runCLIWith(ctx, "hello\n", "chat", "--endpoint", url, "--served-model", "nope", "--no-tools", "--quiet")
-	if r.Code != 0 || !strings.Contains(r.Stdout, "does not exist") {
+	if r.Code != 1 || !strings.Contains(r.Stderr, "--served-model nope: "+url+" serves tiny") || r.Stdout != "" {
 		t.Errorf("unknown served model: %+v", r)
 	}
 	cancel()

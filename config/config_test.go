@@ -100,7 +100,7 @@ func TestSet(t *testing.T) {
 	}
 	bad := []struct{ set, want string }{
 		{"rl.lrr=1", `unknown key "rl.lrr" (did you mean "rl.lr"?)`},
-		{"rl.group_size=many", "want a integer"},
+		{"rl.group_size=many", "want an integer"},
 		{"rl.stages.9.steps=1", "needs an index"},
 		{"rl", "expected key.path=value"},
 		{"rl.lr.x=1", "is a value"},
@@ -137,5 +137,32 @@ func TestKeys(t *testing.T) {
 		if !found {
 			t.Errorf("Keys() lacks %s", want)
 		}
+	}
+}
+
+func TestSetMessagesAndLists(t *testing.T) {
+	c := Default()
+	if err := c.Set("exec.modules=math, sympy"); err != nil || len(c.Exec.Modules) != 2 || c.Exec.Modules[1] != "sympy" {
+		t.Errorf("comma list: %v %v", err, c.Exec.Modules)
+	}
+	if err := c.Set("rl.stages.3.steps=2"); err != nil || c.RL.Stages[3].Name != "stage4" {
+		t.Errorf("append: %v %+v", err, c.RL.Stages)
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("appended stage: %v", err)
+	}
+	for _, tc := range []struct{ set, want string }{
+		{"rl.group_size=x", `want an integer, got "x"`},
+		{"rl.lr=x", `want a number, got "x"`},
+		{"rl.stages.9.steps=1", `"rl.stages" needs an index 0..3 (or 4 to append a copy of the last)`},
+	} {
+		if err := c.Set(tc.set); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.set, err, tc.want)
+		}
+	}
+	c = Default()
+	c.RL.Stages[2].Name = "stage1"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), `rl.stages.2.name: "stage1" is also the name of rl.stages.0`) {
+		t.Errorf("duplicate stage names: %v", err)
 	}
 }

@@ -69,8 +69,13 @@ func (r RL) Validate() error {
 	if len(r.Stages) == 0 {
 		return fmt.Errorf("rl.stages: at least one stage is needed")
 	}
+	seen := map[string]int{}
 	for i, s := range r.Stages {
 		p := fmt.Sprintf("rl.stages.%d", i)
+		if j, dup := seen[s.Name]; dup {
+			return fmt.Errorf("%s.name: %q is also the name of rl.stages.%d; stage names must differ", p, s.Name, j)
+		}
+		seen[s.Name] = i
 		if err := firstError(
 			atLeast(p+".steps", s.Steps, 1),
 			atLeast(p+".max_response_tokens", s.MaxResponseTokens, 8),

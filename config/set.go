@@ -42,10 +42,12 @@ func (c *Config) Set(assignment string) error {
 		case reflect.Slice:
 			n, err := strconv.Atoi(part)
 			if err != nil || n < 0 || n > v.Len() || (n == v.Len() && v.Len() == 0) {
-				return usererr.New("--set %s: %q needs an index 0..%d", key, strings.Join(path[:i], "."), v.Len())
+				return usererr.New("--set %s: %q needs an index 0..%d (or %d to append a copy of the last)",
+					key, strings.Join(path[:i], "."), max(v.Len()-1, 0), v.Len())
 			}
 			if n == v.Len() {
 				v.Set(reflect.Append(v, v.Index(n-1)))
+				renameCopy(v.Index(n), n)
 			}
 			v = v.Index(n)
 		default:
@@ -68,11 +70,38 @@ func setValue(v reflect.Value, text string) error {
 	if err != nil && (v.Kind() == reflect.String || isTextField(v)) {
 		err = toml.Unmarshal([]byte("v = "+strconv.Quote(text)), holder.Interface())
 	}
+	if err != nil && v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.String {
+		// A bare comma list, `exec.modules=math,sympy`, is the list of its items.
+		var items []string
+		for _, s := range strings.Split(text, ",") {
+			items = append(items, strconv.Quote(strings.TrimSpace(s)))
+		}
+		err = toml.Unmarshal([]byte("v = ["+strings.Join(items, ", ")+"]"), holder.Interface())
+	}
 	if err != nil {
-		return fmt.Errorf("want a %s, got %q", typeName(v.Type()), text)
+		return fmt.Errorf("want %s, got %q", withArticle(typeName(v.Type())), text)
 	}
 	v.Set(holder.Elem().Field(0))
 	return nil
+}
+
+// withArticle puts "a" or "an" before a type word.
+func withArticle(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an " + word
+	}
+	return "a " + word
+}
+
+// renameCopy gives an appended copy of a named element (a stage) its own name, stage<N+1>, so
+// it does not repeat the name of the element it copies.
+func renameCopy(v reflect.Value, n int) {
+	if v.Kind() != reflect.Struct {
+		return
+	}
+	if f := v.FieldByName("Name"); f.IsValid() && f.Kind() == reflect.String && f.CanSet() {
+		f.SetString(fmt.Sprintf("stage%d", n+1))
+	}
 }
 
 func isTextField(v reflect.Value) bool {

@@ -1,0 +1,55 @@
+package cmd
+
+import "testing"
+
+const badProblems = `{"id":"a","problem":"What is 1+1?","answer":"2"}` + "\n" + `{"id":"b","problem":"What is 2+2?","answer":"4"}` + "\n"
+
+// No command loses a file: an output that is an input, a file where a directory is (or the
+// reverse) and a directory the command did not make are refused before any work.
+func TestBadOutputPaths(t *testing.T) {
+	p := map[string]string{"p.jsonl": badProblems}
+	withDir := map[string]string{"p.jsonl": badProblems, "d/": "", "m/x": "keep"}
+	runBad(t, "", []badCase{
+		{args: []string{"model", "init", "--out", "p.jsonl", "--preset", "tiny"}, files: p, want: "--out p.jsonl: is a file, not a directory (pass --force"},
+		{args: []string{"model", "init", "--out", "m", "--preset", "tiny"}, files: withDir, want: "--out m: already exists and is not empty"},
+		{args: []string{"model", "init", "--out", ".", "--force"}, files: p, want: "--out .: is the current directory"},
+		{args: []string{"data", "import", "--in", "p.jsonl", "--out", "p.jsonl"}, files: p, want: "--out p.jsonl: is also an input"},
+		{args: []string{"data", "import", "--in", "p.jsonl", "--out", "./p.jsonl"}, files: p, want: "is also an input"},
+		{args: []string{"data", "export", "--in", "p.jsonl", "--out", "p.jsonl"}, files: p, want: "is also an input"},
+		{args: []string{"data", "filter", "--in", "p.jsonl", "--out", "p.jsonl", "--dedup"}, files: p, want: "is also an input"},
+		{args: []string{"data", "filter", "--in", "p.jsonl", "--out", "e.jsonl", "--decontaminate", "e.jsonl"}, files: map[string]string{"p.jsonl": badProblems, "e.jsonl": badProblems}, want: "is also an input"},
+		{args: []string{"data", "split", "--in", "p.jsonl", "--train", "a.jsonl", "--test", "a.jsonl", "--test-size", "1"}, files: p, want: "--test a.jsonl: is also an input"},
+		{args: []string{"data", "synth", "--out", "d", "--n", "3"}, files: withDir, want: "--out d: is a directory"},
+		{args: []string{"data", "export", "--in", "p.jsonl", "--out", "p.jsonl/x.jsonl"}, files: p, want: "p.jsonl is a file, not a directory"},
+		{args: []string{"reward", "grade", "--in", "p.jsonl", "--out", "p.jsonl"}, files: p, want: "is also an input"},
+		{args: []string{"model", "logprobs", "--model", "nope", "--text", "hi"}, want: "nope"},
+		{args: []string{"data", "stats", "missing.parquet"}, want: "missing.parquet"},
+	})
+}
+
+// Mistakes on the command line itself: one line on stderr, nothing on stdout, exit 1.
+func TestBadCommandLines(t *testing.T) {
+	p := map[string]string{"p.jsonl": badProblems}
+	runBad(t, "", []badCase{
+		{args: []string{"dat"}, want: `unknown command "dat"; did you mean "data"? (commands: config`},
+		{args: []string{"data", "statz", "p.jsonl"}, files: p, want: `did you mean "data stats"?`},
+		{args: []string{"data", "import", "--in", "p.jsonl"}, files: p, want: "data import: missing required flag --out"},
+		{args: []string{"serve"}, want: "serve: missing required flag --model"},
+		{args: []string{"--bogus", "config", "show"}, want: "flag provided but not defined: -bogus"},
+		{args: []string{"config", "show", "--bogus"}, want: "config show: flag provided but not defined: -bogus"},
+		{args: []string{"data", "stats", "a", "b"}, want: "expected one PATH argument, got 2"},
+	})
+}
+
+// Config values and list syntax: one line naming the key; empty inputs are errors everywhere.
+func TestBadConfigAndEmptyInputs(t *testing.T) {
+	empty := map[string]string{"e.jsonl": ""}
+	runBad(t, "", []badCase{
+		{args: []string{"config", "show", "--set", "rl.group_size=x"}, want: `--set rl.group_size: want an integer, got "x"`},
+		{args: []string{"config", "show", "--set", "rl.stages.9.steps=1"}, want: `needs an index 0..2 (or 3 to append`},
+		{args: []string{"config", "show", "--set", "rl.stages.1.name=stage1"}, want: `"stage1" is also the name of rl.stages.0`},
+		{args: []string{"reward", "grade", "--in", "e.jsonl"}, files: empty, want: "e.jsonl: empty"},
+		{args: []string{"reward", "grade", "--in", "-"}, want: "-: empty"},
+		{args: []string{"data", "stats", "e.jsonl"}, files: empty, want: "e.jsonl"},
+	})
+}

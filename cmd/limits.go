@@ -1,0 +1,147 @@
+package cmd
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"gorstar/internal/usererr"
+	"gorstar/model"
+)
+
+// The sane ranges of size, count and thread flags live here, checked before any work starts, and
+// the memory a command is about to allocate is estimated first and refused, with the number and
+// the flag to change, when the machine does not have it: Go cannot recover from a failed
+// allocation, so the check has to come first.
+
+// workerMB is about what one warm Python worker holds (interpreter plus its pre-imported modules).
+const workerMB = 48
+
+// maxWorkersPerCore bounds exec workers: past it calls only wait on the CPU.
+const maxWorkersPerCore = 16
+
+// availableMemory is the memory the machine (or the cgroup it runs in) can still give, in bytes;
+// ok is false where it cannot be read, and then nothing is refused.
+func availableMemory() (bytes int64, ok bool) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	bytes, ok = memAvailable(f)
+	if !ok {
+		return 0, false
+	}
+	if raw, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if limit, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64); err == nil {
+			used := int64(0)
+			if raw, err := os.ReadFile("/sys/fs/cgroup/memory.current"); err == nil {
+				used, _ = strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
+			}
+			bytes = min(bytes, limit-used)
+		}
+	}
+	return bytes, true
+}
+
+// memAvailable reads MemAvailable from a /proc/meminfo text.
+func memAvailable(r io.Reader) (int64, bool) {
+	s := bufio.NewScanner(r)
+	for s.Scan() {
+		f := strings.Fields(s.Text())
+		if len(f) >= 2 && f[0] == "MemAvailable:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10, err == nil
+		}
+	}
+	return 0, false
+}
+
+// checkMemory refuses an allocation of about need bytes that would not fit in what is available.
+func checkMemory(what string, need int64, change string) error {
+	avail, ok := availableMemory()
+	if !ok || need <= avail*9/10 {
+		return nil
+	}
+	return usererr.New("%s needs about %s of memory, %s available: lower %s", what, gib(need), gib(avail), change)
+}
+
+func gib(b int64) string {
+	if b >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	}
+	return fmt.Sprintf("%d MiB", b>>20)
+}
+
+// trainBytes estimates the memory of a training step on batch×seq tokens: the weights with their
+// gradients and AdamW moments, the activations kept for backward (generously, every layer's),
+// and a chunk of logits.
+func trainBytes(c model.Config, batch, seq, lossChunk int) int64 {
+	params := c.NumParams()
+	tokens := int64(batch) * int64(seq)
+	qkv := int64(c.NumAttentionHeads+2*c.NumKeyValueHeads) * int64(c.HeadDim)
+	perTokenLayer := 12*int64(c.HiddenSize) + 4*int64(c.IntermediateSize) + 2*qkv
+	chunk := int64(lossChunk)
+	if chunk <= 0 || chunk > tokens {
+		chunk = tokens
+	}
+	floats := 4*params + tokens*perTokenLayer*int64(c.NumHiddenLayers) + 2*chunk*int64(c.VocabSize) + 4*tokens*int64(c.HiddenSize)
+	return 4 * floats
+}
+
+// engineBytes estimates the memory of a generation engine: the weights, the KV cache of kvTokens,
+// the buffers of one step of stepTokens and the logits of maxSeqs rows.
+func engineBytes(c model.Config, kvTokens, maxSeqs, stepTokens int) int64 {
+	qkv := int64(c.NumAttentionHeads+2*c.NumKeyValueHeads) * int64(c.HeadDim)
+	perStepToken := 8*int64(c.HiddenSize) + 3*int64(c.IntermediateSize) + 2*qkv
+	floats := c.NumParams() + int64(c.KVCacheFloats(1))*int64(kvTokens) + int64(stepTokens)*perStepToken +
+		2*int64(maxSeqs)*int64(c.VocabSize)
+	return 4 * floats
+}
+
+// capThreads caps a thread count at the cores available, with a warning on w: more threads than
+// cores only slow the kernels down (and libgomp fails outright on very large counts).
+func capThreads(threads int, w io.Writer, quiet bool) int {
+	cores := runtime.NumCPU()
+	if threads <= cores {
+		return threads
+	}
+	if !quiet {
+		fmt.Fprintf(w, "gorstar: --threads %d is more than the %d cores available; using %d\n", threads, cores, cores)
+	}
+	return cores
+}
+
+// checkWorkers refuses more exec workers than the cores can keep busy or the memory can hold.
+func checkWorkers(workers int) error {
+	if workers == 0 {
+		return nil
+	}
+	if most := maxWorkersPerCore * runtime.NumCPU(); workers > most {
+		return usererr.New("--workers %d: at most %d (%d per core on %d cores); lower --workers (exec.workers)",
+			workers, most, maxWorkersPerCore, runtime.NumCPU())
+	}
+	return checkMemory(fmt.Sprintf("--workers %d", workers), int64(workers)*workerMB<<20, "--workers (exec.workers)")
+}
+
+// inRange checks an integer flag against its documented range.
+func inRange(flag string, v, lo, hi int) error {
+	if v < lo || v > hi {
+		return usererr.New("%s: must be in %d..%d, got %d", flag, lo, hi, v)
+	}
+	return nil
+}
+
+// firstErr is the first non-nil error.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,48 @@
+package cmd
+
+import (
+	"bytes"
+	"runtime"
+	"strings"
+	"testing"
+
+	"gorstar/model"
+)
+
+func TestCapThreadsWarnsAboveTheCores(t *testing.T) {
+	var w bytes.Buffer
+	n := runtime.NumCPU()
+	if got := capThreads(n, &w, false); got != n || w.Len() != 0 {
+		t.Errorf("at the cores: %d, %q", got, w.String())
+	}
+	if got := capThreads(0, &w, false); got != 0 || w.Len() != 0 {
+		t.Errorf("0 (all cores): %d, %q", got, w.String())
+	}
+	if got := capThreads(100000, &w, false); got != n || !strings.Contains(w.String(), "--threads 100000 is more than the") {
+		t.Errorf("above: %d, %q", got, w.String())
+	}
+}
+
+func TestMemAvailable(t *testing.T) {
+	b, ok := memAvailable(strings.NewReader("MemTotal:       16000000 kB\nMemAvailable:    2048 kB\n"))
+	if !ok || b != 2048<<10 {
+		t.Errorf("%d %v", b, ok)
+	}
+	if _, ok := memAvailable(strings.NewReader("MemTotal: 1 kB\n")); ok {
+		t.Error("no MemAvailable line read as known")
+	}
+}
+
+// The estimates grow with what they are given, so a larger flag is never judged cheaper.
+func TestMemoryEstimatesGrow(t *testing.T) {
+	cfg, err := model.Preset("tiny", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := trainBytes(cfg, 2, 64, 0), trainBytes(cfg, 4, 64, 0); b <= a || a <= 4*4*cfg.NumParams() {
+		t.Errorf("train: %d then %d", a, b)
+	}
+	if a, b := engineBytes(cfg, 1024, 8, 512), engineBytes(cfg, 4096, 8, 512); b <= a {
+		t.Errorf("engine: %d then %d", a, b)
+	}
+}
