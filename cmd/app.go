@@ -44,6 +44,7 @@ func newApp() *cli.App {
 			chatCommand(),
 			sftCommand(),
 			reportCommand(),
+			rolloutCommand(),
 		},
 	}
 	cli.VersionPrinter = func(c *cli.Context) {

@@ -2,10 +2,8 @@ package engine
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -34,6 +32,10 @@ type Options struct {
 	Seed uint64
 	// Tokenizer decodes generated tokens for stop and pause strings (optional otherwise).
 	Tokenizer *tokenizer.Tokenizer
+	// SharedPrefixMin is the shortest prompt prefix a sequence copies from another admitted
+	// sequence's cache instead of prefilling it (default 32 tokens; < 0: never). Shorter common
+	// prefixes (a template's first few tokens) are not worth making a prompt wait a step for.
+	SharedPrefixMin int
 }
 
 func (o Options) withDefaults(c model.Config) Options {
@@ -50,6 +52,9 @@ func (o Options) withDefaults(c model.Config) Options {
 		o.StepTokens = 512
 	}
 	o.StepTokens = max(o.StepTokens, o.MaxSeqs)
+	if o.SharedPrefixMin == 0 {
+		o.SharedPrefixMin = 32
+	}
 	if o.MaxContext <= 0 {
 		o.MaxContext = c.MaxPositionEmbeddings
 		if o.MaxContext <= 0 {
@@ -99,7 +104,8 @@ type Stats struct {
 	Steps           int64 `json:"steps"`
 	PromptTokens    int64 `json:"prompt_tokens"` // prefilled (prompts and appended tokens)
 	GeneratedTokens int64 `json:"generated_tokens"`
-	// SharedPromptTokens were copied from a sequence with the same prompt instead of prefilled.
+	// SharedPromptTokens were copied from a sequence whose prompt shares them (the same prompt, or a
+	// common prefix such as a template's system turn) instead of prefilled.
 	SharedPromptTokens int64 `json:"shared_prompt_tokens"`
 	Waiting            int   `json:"waiting"`
 	Running            int   `json:"running"`
@@ -227,7 +233,6 @@ func (e *Engine) enqueue(ctx context.Context, s *Sequence) {
 		s.text = newTextMatcher(e.opts.Tokenizer, req.StopStrings, req.PauseStrings)
 	}
 	s.pending = append([]int32(nil), req.Prompt...)
-	s.promptKey = hashTokens(req.Prompt)
 	s.state = stateWaiting
 	e.waiting = append(e.waiting, s)
 	s.stopCtx = context.AfterFunc(ctx, s.Cancel) // runs s.Cancel later, never inline
@@ -297,16 +302,6 @@ func (e *Engine) finish(s *Sequence, ev Event) {
 		s.stopCtx()
 	}
 	s.emit(ev)
-}
-
-func hashTokens(ids []int32) uint64 {
-	h := fnv.New64a()
-	var b [4]byte
-	for _, id := range ids {
-		binary.LittleEndian.PutUint32(b[:], uint32(id))
-		h.Write(b[:])
-	}
-	return h.Sum64()
 }
 
 func removeSeq(list []*Sequence, s *Sequence) []*Sequence {

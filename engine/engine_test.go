@@ -427,3 +427,66 @@ func TestPauseAfterCapsEachTurn(t *testing.T) {
 		t.Errorf("turn lengths %v, want [4 4 2]", lens)
 	}
 }
+
+// Prompts with a common prefix (a template's system turn), several samples each, submitted
+// together: with sharing the prefix is computed once and copied, and every sample gets exactly
+// the tokens and log-probabilities it gets with sharing off.
+func TestSharedPrefixMatchesNoSharing(t *testing.T) {
+	m, _ := testmodel.Model(t)
+	system := prompt(70, 3)
+	var reqs []Request
+	for p := range 3 {
+		full := append(slices.Clone(system), prompt(12+5*p, int32(20+p))...)
+		for j := range 3 {
+			reqs = append(reqs, Request{Prompt: full, MaxTokens: 8,
+				Sampling: Sampling{Temperature: 1, Seed: seed(uint64(10*p + j))}})
+		}
+	}
+	generate := func(min int) ([]Output, Stats) {
+		e := newEngine(t, m, Options{MaxSeqs: 16, StepTokens: 64, SharedPrefixMin: min})
+		ctx := ctxT(t)
+		seqs, err := e.SubmitAll(ctx, reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs := make([]Output, len(seqs))
+		for i, s := range seqs {
+			if outs[i], err = s.Wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return outs, e.Stats()
+	}
+	off, offStats := generate(-1)
+	on, onStats := generate(0)
+	if offStats.SharedPromptTokens != 0 {
+		t.Errorf("sharing off: %d tokens shared", offStats.SharedPromptTokens)
+	}
+	// The first prompt is computed in full; the other two prompts take the system turn, and every
+	// second and third sample takes its whole prompt but the last token.
+	want := int64(2*len(system)) + int64(2*(len(reqs[0].Prompt)-1+len(reqs[3].Prompt)-1+len(reqs[6].Prompt)-1))
+	if onStats.SharedPromptTokens != want {
+		t.Errorf("%d prompt tokens shared, want %d", onStats.SharedPromptTokens, want)
+	}
+	if onStats.PromptTokens+onStats.SharedPromptTokens != offStats.PromptTokens {
+		t.Errorf("prefilled %d + shared %d tokens with sharing, %d without",
+			onStats.PromptTokens, onStats.SharedPromptTokens, offStats.PromptTokens)
+	}
+	// The two runs batch their steps differently (sharing starts samples earlier), and the SGEMM
+	// sums a row in another order when a step has at most kernels.FewRows rows, so log-probabilities
+	// may differ in the last bits (see README); the tokens may not.
+	var worst float64
+	for i := range reqs {
+		if !slices.Equal(on[i].Tokens, off[i].Tokens) {
+			t.Errorf("sample %d: sharing off %v, on %v", i, off[i].Tokens, on[i].Tokens)
+			continue
+		}
+		for j := range on[i].LogProbs {
+			worst = max(worst, math.Abs(float64(on[i].LogProbs[j]-off[i].LogProbs[j])))
+		}
+	}
+	t.Logf("max |Δ logprob| sharing on vs off: %.3g", worst)
+	if worst > 1e-5 {
+		t.Errorf("log-probabilities differ by %g with sharing on and off", worst)
+	}
+}

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"runtime"
-	"slices"
 
 	"gorstar/model"
 )
@@ -107,7 +106,6 @@ func (e *Engine) step() {
 	var in []model.DecodeInput
 	var seqs []*Sequence
 	budget := e.opts.StepTokens
-	e.sharePrompts()
 	for _, s := range e.active {
 		s.inStep = false
 		if s.state == stateRunning && len(s.pending) == 1 {
@@ -121,8 +119,8 @@ func (e *Engine) step() {
 		if budget <= 0 {
 			break
 		}
-		if s.state != stateRunning || len(s.pending) <= 1 || (s.cache.Len() == 0 && e.promptDonor(s) != nil) {
-			continue // nothing to prefill, or a sibling is computing the same prompt: copy it later
+		if s.state != stateRunning || len(s.pending) <= 1 || !e.sharePrefix(s) {
+			continue // nothing to prefill, or another sequence is computing this prompt's prefix now
 		}
 		n := min(len(s.pending), budget)
 		in = append(in, model.DecodeInput{Cache: s.cache, Tokens: s.pending[:n]})
@@ -169,40 +167,63 @@ func (e *Engine) step() {
 	}
 }
 
-// sharePrompts gives every sequence that has not started its prompt the keys and values of an
-// admitted sequence with the same prompt that has computed it (the n samples of one prompt,
-// GRPO's group): a device copy instead of a prefill. The last prompt token is still fed, for the
-// logits of the first sample.
-func (e *Engine) sharePrompts() {
-	for _, s := range e.active {
-		if s.state != stateRunning || s.cache.Len() != 0 || len(s.req.Prompt) < 2 {
-			continue
-		}
-		d := e.promptDonor(s)
-		if d == nil || d.cache.Len() < len(s.req.Prompt)-1 {
-			continue
-		}
-		n := len(s.req.Prompt) - 1
+// sharePrefix runs before s's prompt gets a prefill chunk. When another admitted sequence shares
+// a longer prefix of the prompt than s has computed (the n samples of one prompt, GRPO's group,
+// share all of it; the problems of one template share its system turn), s takes that prefix's
+// keys and values by a device copy (KVCache.CopyPrefix) instead of computing them, and reports
+// true: s goes on with the rest of its prompt. When the sharer is itself computing the prefix in
+// this step, s waits for it (false). The last prompt token is always fed, for the logits of the
+// first sample. Keys and values of a position depend only on the tokens up to it, so the copy is
+// what s would compute.
+func (e *Engine) sharePrefix(s *Sequence) bool {
+	prompt := s.req.Prompt
+	done := s.cache.Len()
+	if e.opts.SharedPrefixMin < 0 || s.generated > 0 || done >= len(prompt)-1 {
+		return true // not in its prompt, or no prompt left to share
+	}
+	d, n := e.prefixDonor(s)
+	switch {
+	case d == nil || n <= done || n-done < e.opts.SharedPrefixMin:
+		return true
+	case d.cache.Len() >= n:
 		s.cache.CopyPrefix(d.cache, n)
-		s.pending = s.pending[n:]
-		e.stats.SharedPromptTokens += int64(n)
+		s.pending = s.pending[n-done:]
+		e.stats.SharedPromptTokens += int64(n - done)
+		return true
+	default:
+		return !d.inStep // wait only for a sequence that is computing the prefix now
 	}
 }
 
-// promptDonor returns another admitted sequence with the same prompt that has started computing it
-// (the one furthest along), or nil.
-func (e *Engine) promptDonor(s *Sequence) *Sequence {
+// prefixDonor returns the admitted sequence whose prompt shares the longest prefix with s's (the
+// one furthest along among equals) and that prefix's length, at most all of s's prompt but its
+// last token. Only sequences that have computed something or are fed in this step count: one
+// waiting for a donor itself is no donor, so no two sequences wait on each other.
+func (e *Engine) prefixDonor(s *Sequence) (*Sequence, int) {
 	var best *Sequence
+	bestN := 0
+	limit := len(s.req.Prompt) - 1
 	for _, d := range e.active {
-		if d == s || d.promptKey != s.promptKey || (d.cache.Len() == 0 && !d.inStep) ||
-			!slices.Equal(d.req.Prompt, s.req.Prompt) {
+		if d == s || (d.cache.Len() == 0 && !d.inStep) {
 			continue
 		}
-		if best == nil || d.cache.Len() > best.cache.Len() {
-			best = d
+		n := commonPrefix(d.req.Prompt[:min(len(d.req.Prompt), limit)], s.req.Prompt)
+		if n > bestN || (n == bestN && best != nil && d.cache.Len() > best.cache.Len()) {
+			best, bestN = d, n
 		}
 	}
-	return best
+	return best, bestN
+}
+
+// commonPrefix is the length of the longest common prefix of a and b.
+func commonPrefix(a, b []int32) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }
 
 // accept records a sampled token and decides whether the sequence goes on, pauses or ends.

@@ -65,7 +65,6 @@ type Sequence struct {
 	text      *textMatcher // nil without stop or pause strings
 	rng       *rand.Rand
 	stopCtx   func() bool // unregisters the context watcher
-	promptKey uint64      // hash of the prompt, to find sequences that share it
 	inStep    bool        // fed in the step being built
 
 	// turnTokens counts the tokens generated since the start or the last resume (PauseAfter).

@@ -82,8 +82,10 @@ type DecodeInput struct {
 // Decoder runs the incremental forward pass over a KV cache: every step takes, for several
 // sequences at once, the tokens that follow their caches, runs them through the linear layers as
 // one [T, C] batch (T = all new tokens of the step), appends the new keys and values, attends
-// over each sequence's cache (one kernel call for all sequences when each brings one token), and returns the logits of each sequence's last new token. The kernels
-// are the training forward's, so log-probabilities agree with Model.Forward.
+// over each sequence's cache, and returns the logits of each sequence's last new token. The
+// sequences that bring one token (decoding) attend in one kernel call per layer, whatever else the
+// step holds; those that bring more (a prefill, an appended tool response) attend one by one. The
+// kernels are the training forward's, so log-probabilities agree with Model.Forward.
 //
 // Its buffers are sized once for at most MaxTokens new tokens and MaxSeqs sequences per step. A
 // Decoder uses the model's weights but none of its training state; the model must not train while
@@ -104,7 +106,14 @@ type Decoder struct {
 	all              []kernels.Buf
 	hostIDs, hostPos []int32
 	rows             int // sequences in the last step
-	// One layer's caches and lengths for AttentionDecode (steps of one token per sequence).
+	// The step's row layout: the one-token inputs first (their rows 0..decodeRows-1, in input
+	// order), then the others; start[i] is input i's first row. Rows are independent in every
+	// kernel but attention, so the order changes no result, and it lets the decoding rows of a
+	// mixed step share one attention call.
+	order      []int
+	start      []int
+	decodeRows int
+	// One layer's caches and lengths for AttentionDecode (the step's one-token inputs).
 	kCaches, vCaches []kernels.Buf
 	kvLens           []int32
 	packed           *packedWeights // nil when steps are too small to use them
@@ -186,6 +195,7 @@ func (m *Model) NewDecoder(maxTokens, maxSeqs int) (*Decoder, error) {
 	d.last, d.lastNorm, d.logits, d.logprob = f(S*C), f(S*C), f(S*V), f(S)
 	d.hostIDs, d.hostPos = make([]int32, T), make([]int32, T)
 	d.kCaches, d.vCaches, d.kvLens = make([]kernels.Buf, S), make([]kernels.Buf, S), make([]int32, S)
+	d.order, d.start = make([]int, 0, S), make([]int, S)
 	if T > kernels.FewRows {
 		d.newPackedWeights()
 	}
@@ -222,18 +232,16 @@ func (d *Decoder) Step(in []DecodeInput) error {
 				return fmt.Errorf("decode step: sequences %d and %d share a cache", i, j)
 			}
 		}
-		for j, id := range s.Tokens {
+		for _, id := range s.Tokens {
 			if id < 0 || int(id) >= c.VocabSize {
 				return fmt.Errorf("decode step: sequence %d: token id %d outside the vocabulary [0, %d)", i, id, c.VocabSize)
 			}
-			if T >= d.MaxTokens {
-				return fmt.Errorf("decode step: more than %d new tokens", d.MaxTokens)
-			}
-			d.hostIDs[T] = id
-			d.hostPos[T] = int32(s.Cache.length + j)
-			T++
+		}
+		if T += len(s.Tokens); T > d.MaxTokens {
+			return fmt.Errorf("decode step: more than %d new tokens", d.MaxTokens)
 		}
 	}
+	d.layOut(in)
 	d.ids.CopyFromI32(d.hostIDs[:T])
 	d.pos.CopyFromI32(d.hostPos[:T])
 	var lmHeadPacked kernels.Buf
@@ -250,10 +258,8 @@ func (d *Decoder) Step(in []DecodeInput) error {
 		d.layer(l, in, T)
 	}
 	// Gather each sequence's last row, then norm and lm_head on those rows only.
-	off := 0
 	for i, s := range in {
-		off += len(s.Tokens)
-		kernels.Copy(d.last.Slice(i*C, C), d.x.Slice((off-1)*C, C))
+		kernels.Copy(d.last.Slice(i*C, C), d.x.Slice((d.start[i]+len(s.Tokens)-1)*C, C))
 	}
 	S := len(in)
 	kernels.RMSNormForward(d.lastNorm, kernels.Buf{}, d.last, d.m.w.finalNorm, S, C, float32(c.RMSNormEps))
@@ -263,6 +269,32 @@ func (d *Decoder) Step(in []DecodeInput) error {
 	}
 	d.rows = S
 	return nil
+}
+
+// layOut orders the step's rows (see Decoder.order) and writes their ids and positions.
+func (d *Decoder) layOut(in []DecodeInput) {
+	d.order = d.order[:0]
+	for i, s := range in {
+		if len(s.Tokens) == 1 {
+			d.order = append(d.order, i)
+		}
+	}
+	d.decodeRows = len(d.order)
+	for i, s := range in {
+		if len(s.Tokens) > 1 {
+			d.order = append(d.order, i)
+		}
+	}
+	T := 0
+	for _, i := range d.order {
+		s := in[i]
+		d.start[i] = T
+		for j, id := range s.Tokens {
+			d.hostIDs[T] = id
+			d.hostPos[T] = int32(s.Cache.length + j)
+			T++
+		}
+	}
 }
 
 // layer runs decoder layer l over the step's T tokens in d.x (in place: d.x becomes the layer's
@@ -292,18 +324,8 @@ func (d *Decoder) layer(l int, in []DecodeInput, T int) {
 	}
 	kernels.RoPEForward(d.q, d.pos, T, nh, hd, theta)
 	kernels.RoPEForward(d.k, d.pos, T, nkv, hd, theta)
-	if T == len(in) {
-		// One new token per sequence: one call for all of them, which also appends the keys and values.
-		S := len(in)
-		for i, s := range in {
-			d.kCaches[i], d.vCaches[i] = s.Cache.keys(l), s.Cache.values(l)
-			d.kvLens[i] = int32(s.Cache.length + 1)
-		}
-		kernels.AttentionDecode(d.att, d.q, d.k.Slice(0, S*KV), d.v.Slice(0, S*KV), d.kCaches[:S], d.vCaches[:S],
-			d.kvLens[:S], nh, nkv, hd, d.m.attentionScale())
-	} else {
-		d.prefillAttention(l, in)
-	}
+	d.decodeAttention(l, in)
+	d.prefillAttention(l, in)
 	linear(d.mid, d.att, w.o, p.o, w.ob, T, Q, C)
 	kernels.Add(d.mid, d.x, T*C)
 
@@ -315,22 +337,39 @@ func (d *Decoder) layer(l int, in []DecodeInput, T int) {
 	kernels.Add(d.x, d.mid, T*C)
 }
 
-// prefillAttention appends each sequence's new keys and values of layer l to its cache and
-// attends its new queries over the cache, one sequence at a time (steps where some sequence
-// brings more than one token).
+// decodeAttention appends the keys and values of layer l of the step's one-token inputs (its first
+// rows) to their caches and attends their queries, all in one kernel call.
+func (d *Decoder) decodeAttention(l int, in []DecodeInput) {
+	S := d.decodeRows
+	if S == 0 {
+		return
+	}
+	c := d.m.Config
+	Q, KV := c.QDim(), c.KVDim()
+	for r, i := range d.order[:S] {
+		s := in[i]
+		d.kCaches[r], d.vCaches[r] = s.Cache.keys(l), s.Cache.values(l)
+		d.kvLens[r] = int32(s.Cache.length + 1)
+	}
+	kernels.AttentionDecode(d.att.Slice(0, S*Q), d.q.Slice(0, S*Q), d.k.Slice(0, S*KV), d.v.Slice(0, S*KV),
+		d.kCaches[:S], d.vCaches[:S], d.kvLens[:S], c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim,
+		d.m.attentionScale())
+}
+
+// prefillAttention appends the keys and values of layer l of each input bringing several tokens
+// to its cache and attends its new queries over the cache, one sequence at a time.
 func (d *Decoder) prefillAttention(l int, in []DecodeInput) {
 	c := d.m.Config
 	Q, KV, nh, nkv, hd := c.QDim(), c.KVDim(), c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim
-	off := 0
-	for _, s := range in {
-		n, past := len(s.Tokens), s.Cache.length
+	for _, i := range d.order[d.decodeRows:] {
+		s := in[i]
+		n, past, off := len(s.Tokens), s.Cache.length, d.start[i]
 		keys, values := s.Cache.keys(l), s.Cache.values(l)
 		kernels.Copy(keys.Slice(past*KV, n*KV), d.k.Slice(off*KV, n*KV))
 		kernels.Copy(values.Slice(past*KV, n*KV), d.v.Slice(off*KV, n*KV))
 		Lk := past + n
 		kernels.AttentionForward(d.att.Slice(off*Q, n*Q), kernels.Buf{}, d.q.Slice(off*Q, n*Q),
 			keys.Slice(0, Lk*KV), values.Slice(0, Lk*KV), 1, n, Lk, nh, nkv, hd, d.m.attentionScale())
-		off += n
 	}
 }
 

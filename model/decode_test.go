@@ -234,3 +234,96 @@ func TestDecodeRejectsBadSteps(t *testing.T) {
 		}
 	}
 }
+
+// Steps that mix decoding rows (one token) with chunks of several tokens, in every input order,
+// give the training forward's log-probabilities: the decoding rows attend in one call, the chunks
+// one by one, and the row reordering that makes this possible changes no result.
+func TestDecodeMixedStepsMatchForward(t *testing.T) {
+	c := microConfig("qwen3", false)
+	m, err := New(c, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	randomizeVectors(m, 8)
+	b := randomBatch(c, 4, 14, 13)
+	want, err := m.Forward(&Batch{B: b.B, L: b.L, IDs: b.IDs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// chunk[r][k] is row r's k-th step size (its remaining tokens one at a time after the list).
+	chunks := [][]int{{1}, {3, 1, 4}, {5, 2}, {1, 1, 6}}
+	d, err := m.NewDecoder(b.B*b.L, b.B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	caches := make([]*KVCache, b.B)
+	for r := range caches {
+		if caches[r], err = m.NewKVCache(b.L); err != nil {
+			t.Fatal(err)
+		}
+		defer caches[r].Free()
+	}
+	got := make([]float32, b.B*b.L)
+	checked := make([]bool, b.B*b.L)
+	mixed := 0
+	for step := 0; ; step++ {
+		var in []DecodeInput
+		var rows []int
+		var targets []int32
+		// Reverse the input order on odd steps, so decoding rows sit before and after chunks.
+		for k := 0; k < b.B; k++ {
+			r := k
+			if step%2 == 1 {
+				r = b.B - 1 - k
+			}
+			pos := caches[r].Len()
+			if pos >= b.L-1 {
+				continue
+			}
+			n := 1
+			if step < len(chunks[r]) {
+				n = chunks[r][step]
+			}
+			n = min(n, b.L-1-pos)
+			in = append(in, DecodeInput{Cache: caches[r], Tokens: b.IDs[r*b.L+pos : r*b.L+pos+n]})
+			rows = append(rows, r)
+			targets = append(targets, b.IDs[r*b.L+pos+n])
+		}
+		if len(in) == 0 {
+			break
+		}
+		ones := 0
+		for _, x := range in {
+			if len(x.Tokens) == 1 {
+				ones++
+			}
+		}
+		if ones > 0 && ones < len(in) {
+			mixed++
+		}
+		if err := d.Step(in); err != nil {
+			t.Fatal(err)
+		}
+		lp := make([]float32, len(in))
+		d.LogProbs(targets, lp)
+		for k, r := range rows {
+			i := r*b.L + caches[r].Len()
+			got[i], checked[i] = lp[k], true
+		}
+	}
+	if mixed < 3 {
+		t.Fatalf("only %d mixed steps: the schedule does not test what it should", mixed)
+	}
+	var worst float64
+	for i := range got {
+		if checked[i] {
+			worst = max(worst, math.Abs(float64(got[i]-want.LogProbs[i])))
+		}
+	}
+	t.Logf("%d mixed steps: max |decode − forward| logprob = %.3g", mixed, worst)
+	if worst > 1e-4 {
+		t.Errorf("max abs logprob difference %g > 1e-4", worst)
+	}
+}

@@ -35,6 +35,9 @@ type Options struct {
 	Reward reward.Options
 	// ToolTimeoutS bounds one tool call (0: the runner's default).
 	ToolTimeoutS float64
+	// OnFinish, when set, is called with each trajectory as it ends (graded), from the goroutine
+	// that ended it: it must be safe for concurrent use (a progress bar).
+	OnFinish func(*Trajectory)
 }
 
 // DefaultOptions are rStar2's rollout settings (stage 1: 10 turns, 8K tokens, temperature 1).

@@ -216,6 +216,9 @@ func (r *run) finish(reason FinishReason) {
 	}
 	r.done = true
 	t := r.t
+	if f := r.l.opts.OnFinish; f != nil {
+		defer f(t)
+	}
 	t.Finish = reason
 	t.NumTurns = len(t.Turns)
 	t.Text = r.l.tok.Decode(t.ResponseIDs)

@@ -1,0 +1,275 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"gorstar/chat"
+	"gorstar/data"
+	"gorstar/internal/usererr"
+	"gorstar/model"
+	"gorstar/reward"
+	"gorstar/rollout"
+	"gorstar/tokenizer"
+)
+
+func rolloutCommand() *cli.Command {
+	return &cli.Command{
+		Name: "rollout",
+		Usage: "multi-turn rollouts with the Python tool on a problems table, graded, written as traces " +
+			"(inspect a model's behaviour, make candidate SFT data)",
+		UsageText: "gorstar rollout (--model DIR | --endpoint URL … --served-model NAME --tokenizer DIR) " +
+			"--data FILE --samples N --out traces.parquet [--jsonl traces.jsonl]",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "model", Usage: "Hugging Face model `DIR` to roll out with the in-process engine"},
+			&cli.StringSliceFlag{Name: "endpoint", Usage: "OpenAI-compatible server `URL` (repeatable) instead of --model"},
+			&cli.StringFlag{Name: "served-model", Usage: "model id to ask the endpoints for (with --endpoint)"},
+			&cli.StringFlag{Name: "tokenizer", Usage: "tokenizer `DIR` of the served model (with --endpoint)"},
+			&cli.StringFlag{Name: "data", Usage: "problems table `FILE` (.parquet or .jsonl with problem and answer)"},
+			&cli.IntFlag{Name: "samples", Value: 1, Usage: "rollouts per problem (a GRPO group)"},
+			&cli.StringFlag{Name: "out", Usage: "traces `FILE` (.parquet), written when every rollout is done"},
+			&cli.StringFlag{Name: "jsonl", Usage: "also write the traces as JSON lines to `FILE` (for people)"},
+			&cli.IntFlag{Name: "max-turns", Usage: "assistant turns per rollout at most", DefaultText: "rollout.max_turns"},
+			&cli.IntFlag{Name: "max-tokens", Usage: "response budget: generated plus tool tokens", DefaultText: "the first RL stage's max_response_tokens"},
+			&cli.Float64Flag{Name: "temperature", Usage: "sampling temperature", DefaultText: "rollout.temperature"},
+			rolloutSandboxFlag(),
+			&cli.IntFlag{Name: "workers", Usage: "warm sandbox workers (overrides exec.workers; 0 = 2 per core)"},
+		}, engineFlags()...),
+		Action: rolloutAction,
+		Subcommands: []*cli.Command{{
+			Name: "bench",
+			Usage: "the same rollouts with overlapped and with naive tool scheduling, then plain generation " +
+				"of as many tokens (the ceiling), on a random model whose turns the bench scripts",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "preset", Value: "tiny", Usage: "random model preset: tiny or small"},
+				&cli.DurationFlag{Name: "tool-sleep", Value: 200 * time.Millisecond, Usage: "how long each tool call sleeps"},
+				&cli.IntFlag{Name: "rollouts", Value: rollout.DefaultBenchOptions().Rollouts, Usage: "trajectories"},
+				&cli.IntFlag{Name: "concurrency", Value: rollout.DefaultBenchOptions().Concurrency, Usage: "trajectories in flight at most"},
+				rolloutSandboxFlag(),
+				&cli.IntFlag{Name: "workers", Usage: "sandbox workers (default: --concurrency, so tools never queue)"},
+			},
+			Action: rolloutBench,
+		}},
+	}
+}
+
+func rolloutSandboxFlag() cli.Flag {
+	return &cli.StringFlag{Name: "sandbox", Usage: "auto | bwrap | namespaces | none (none runs tool code WITHOUT isolation; overrides exec.sandbox)"}
+}
+
+func rolloutAction(c *cli.Context) error {
+	o, err := globalOptions(c)
+	if err != nil {
+		return err
+	}
+	if err := checkRolloutFlags(c); err != nil {
+		return err
+	}
+	opts, err := rolloutOptions(c, o)
+	if err != nil {
+		return err
+	}
+	problems, err := data.ReadAllProblems(c.String("data"))
+	if err != nil {
+		return err
+	}
+	if len(problems) == 0 {
+		return usererr.New("--data %s: no problems", c.String("data"))
+	}
+	for i, p := range problems {
+		if p.Answer == "" {
+			return usererr.New("--data %s: problem %d (%s) has no answer to grade against", c.String("data"), i+1, p.ID)
+		}
+	}
+	p, err := loadPolicy(c, o, c.String("model"), 0)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	opts.Chat = chat.Options{Template: p.Template, Tools: []json.RawMessage{chat.PythonTool}, Primer: p.Primer}
+	opts.Concurrency = p.Engine.Options().MaxSeqs
+	_, execCfg, err := execConfig(c)
+	if err != nil {
+		return err
+	}
+	pool, err := startPool(c.Context, c, o, execCfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+
+	bar := o.Progress(int64(len(problems)*opts.Samples), "rollout")
+	opts.OnFinish = func(*rollout.Trajectory) { bar.Add(1) }
+	loop, err := rollout.New(&rollout.EngineBackend{Engine: p.Engine}, pool, p.Tokenizer, opts)
+	if err != nil {
+		return usererr.Wrap(err)
+	}
+	trajs, sum, err := loop.Run(c.Context, problems)
+	bar.Finish()
+	if err != nil {
+		return err
+	}
+	if err := rollout.WriteParquet(c.String("out"), trajs); err != nil {
+		return err
+	}
+	if path := c.String("jsonl"); path != "" {
+		if err := rollout.WriteJSONL(path, trajs); err != nil {
+			os.Remove(c.String("out")) // both files or neither
+			return err
+		}
+	}
+	if o.JSON {
+		return printJSON(c, sum)
+	}
+	fmt.Fprintf(c.App.Writer, "%d trajectories, %d correct; %d tool calls (%d failed), %d truncated, %d errors; "+
+		"%.0f tokens/s, tools p50 %.0f ms, p99 %.0f ms, %.0f%% of the time waiting on tools; traces in %s\n",
+		sum.Trajectories, sum.Correct, sum.ToolCalls, sum.FailedToolCalls, sum.Truncated, sum.Errors,
+		sum.DecodeTokensPerS, sum.ToolP50MS, sum.ToolP99MS, 100*sum.ToolWaitFraction, c.String("out"))
+	return nil
+}
+
+// checkRolloutFlags refuses what cannot run before anything loads: the backend choice, the
+// required files, and output paths whose folder does not exist (found now, not after the run).
+func checkRolloutFlags(c *cli.Context) error {
+	if c.IsSet("endpoint") {
+		// Remote backends (rollout over OpenAI-compatible servers) are not part of this build yet.
+		return usererr.New("rollout: --endpoint is not available in this build; use --model DIR")
+	}
+	if c.String("model") == "" {
+		return usererr.New("rollout: give --model DIR (see `gorstar rollout --help`)")
+	}
+	for _, name := range []string{"data", "out"} {
+		if c.String(name) == "" {
+			return usererr.New("rollout: --%s is required (see `gorstar rollout --help`)", name)
+		}
+	}
+	if c.Int("samples") < 1 {
+		return usererr.New("rollout: --samples must be ≥ 1, got %d", c.Int("samples"))
+	}
+	for _, name := range []string{"out", "jsonl"} {
+		path := c.String(name)
+		if path == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+			return usererr.New("rollout: --%s %s: folder %s does not exist", name, path, filepath.Dir(path))
+		}
+	}
+	return nil
+}
+
+// rolloutOptions are the loop's settings: [rollout] and [reward] of the configuration, then the
+// flags.
+func rolloutOptions(c *cli.Context, o Options) (rollout.Options, error) {
+	cfg := o.Config
+	opts := rollout.DefaultOptions()
+	opts.MaxTurns, opts.ToolTextChars = cfg.Rollout.MaxTurns, cfg.Rollout.ToolTextChars
+	opts.Temperature, opts.TopP = cfg.Rollout.Temperature, cfg.Rollout.TopP
+	if len(cfg.RL.Stages) > 0 {
+		opts.MaxResponseTokens = cfg.RL.Stages[0].MaxResponseTokens
+	}
+	if c.IsSet("max-turns") {
+		opts.MaxTurns = c.Int("max-turns")
+	}
+	if c.IsSet("max-tokens") {
+		opts.MaxResponseTokens = c.Int("max-tokens")
+	}
+	if c.IsSet("temperature") {
+		opts.Temperature = c.Float64("temperature")
+	}
+	switch {
+	case opts.MaxTurns < 1:
+		return opts, usererr.New("rollout: --max-turns must be ≥ 1, got %d", opts.MaxTurns)
+	case opts.MaxResponseTokens < 1:
+		return opts, usererr.New("rollout: --max-tokens must be ≥ 1, got %d", opts.MaxResponseTokens)
+	case opts.Temperature < 0:
+		return opts, usererr.New("rollout: --temperature must be ≥ 0, got %g", opts.Temperature)
+	}
+	mode, err := reward.ParseMode(cfg.Reward.Mode)
+	if err != nil {
+		return opts, usererr.Wrap(err)
+	}
+	opts.Reward = reward.Options{Mode: mode}
+	opts.Samples, opts.Seed = c.Int("samples"), uint64(o.Seed)
+	return opts, nil
+}
+
+func rolloutBench(c *cli.Context) error {
+	o, err := globalOptions(c)
+	if err != nil {
+		return err
+	}
+	bo := rollout.DefaultBenchOptions()
+	bo.ToolSleep, bo.Rollouts, bo.Concurrency, bo.Seed = c.Duration("tool-sleep"), c.Int("rollouts"), c.Int("concurrency"), uint64(o.Seed)
+	if bo.Rollouts < 1 || bo.Concurrency < 1 || bo.ToolSleep < 0 {
+		return usererr.New("rollout bench: --rollouts and --concurrency must be ≥ 1 and --tool-sleep ≥ 0")
+	}
+	if err := initKernels(o); err != nil {
+		return err
+	}
+	m, tok, err := presetPolicy(c.String("preset"), o.Seed)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	cfg := o.Config.Exec
+	if c.IsSet("sandbox") {
+		cfg.Sandbox = c.String("sandbox")
+	}
+	cfg.Workers = bo.Concurrency
+	if c.IsSet("workers") {
+		cfg.Workers = c.Int("workers")
+	}
+	if err := cfg.Validate(); err != nil {
+		return usererr.Wrap(err)
+	}
+	pool, err := startPool(c.Context, c, o, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if !o.Quiet {
+		fmt.Fprintf(c.App.ErrWriter, "rollout bench: %d rollouts, %d at once, tools sleep %s: overlapped, naive, engine only…\n",
+			bo.Rollouts, bo.Concurrency, bo.ToolSleep)
+	}
+	res, err := rollout.Bench(c.Context, m, tok, pool, bo)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return printJSON(c, res)
+	}
+	fmt.Fprintf(c.App.Writer, "overlapped %.2f s, naive %.2f s: %.2f× faster; decoding %.0f tokens/s during rollouts, "+
+		"%.0f without tools (%.0f%%); %d tokens, %d tool calls (%d failed), tool p50 %.0f ms\n",
+		res.OverlappedS, res.NaiveS, res.Speedup, res.DecodeTokensPerS, res.EngineOnlyTokensPerS,
+		100*res.DecodeTokensPerS/max(res.EngineOnlyTokensPerS, 1e-9), res.GeneratedTokens, res.ToolCalls,
+		res.FailedToolCalls, res.ToolP50MS)
+	return nil
+}
+
+// presetPolicy is a random model of a preset with the byte-level chat tokenizer (what `gorstar
+// model init --preset` writes), for benchmarks that need no directory.
+func presetPolicy(preset string, seed int64) (*model.Model, *tokenizer.Tokenizer, error) {
+	raw, err := tokenizer.ByteLevelJSON(tokenizer.ChatSpecials)
+	if err != nil {
+		return nil, nil, err
+	}
+	tok, err := tokenizer.Parse(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := model.Preset(preset, tok.VocabSize())
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := model.New(cfg, uint64(seed))
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, tok, nil
+}

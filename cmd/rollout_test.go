@@ -1,0 +1,116 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gorstar/internal/testmodel"
+)
+
+// writeFile writes text to name in dir and returns its path.
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A tiny random model rolls out two problems × 2 samples with the real engine and sandbox: the
+// summary counts them and both trace files are written.
+func TestRolloutWritesTraces(t *testing.T) {
+	dir := t.TempDir()
+	model := testmodel.TinyDir(t)
+	problems := writeFile(t, dir, "p.jsonl", `{"problem":"What is 1+1?","answer":"2"}`+"\n"+`{"problem":"What is 2+3?","answer":"5"}`+"\n")
+	out, jsonl := filepath.Join(dir, "t.parquet"), filepath.Join(dir, "t.jsonl")
+	r := runCLI(t, "rollout", "--model", model, "--data", problems, "--samples", "2", "--out", out, "--jsonl", jsonl,
+		"--max-tokens", "24", "--max-turns", "2", "--workers", "2", "--seed", "3", "--json")
+	if r.Code != 0 && strings.Contains(r.Stderr, "sandbox") {
+		t.Skipf("skipped: no Python sandbox here: %s", r.Stderr)
+	}
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	sum := decodeJSON(t, r)
+	for _, k := range []string{"trajectories", "correct", "tool_calls", "failed_tool_calls", "truncated",
+		"decode_tokens_per_s", "tool_wait_fraction", "tool_p50_ms", "tool_p99_ms"} {
+		if _, ok := sum[k]; !ok {
+			t.Errorf("--json lacks %q: %s", k, r.Stdout)
+		}
+	}
+	if sum["trajectories"] != float64(4) {
+		t.Errorf("trajectories %v, want 4", sum["trajectories"])
+	}
+	lines, err := os.ReadFile(jsonl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(lines), "\n"); n != 4 {
+		t.Errorf("%d JSONL traces, want 4", n)
+	}
+	if st, err := os.Stat(out); err != nil || st.Size() == 0 {
+		t.Errorf("parquet traces: %v", err)
+	}
+}
+
+// Bad input ends with one line naming what is wrong, exit 1, and no output file.
+func TestRolloutBadInput(t *testing.T) {
+	dir := t.TempDir()
+	model := testmodel.TinyDir(t)
+	good := writeFile(t, dir, "p.jsonl", `{"problem":"What is 1+1?","answer":"2"}`+"\n")
+	noProblem := writeFile(t, dir, "q.jsonl", `{"question":"What is 1+1?","answer":"2"}`+"\n")
+	noAnswer := writeFile(t, dir, "n.jsonl", `{"problem":"What is 1+1?"}`+"\n")
+	badTemplate := writeFile(t, dir, "bad.tmpl", "{{ bad template\n")
+	noTok := filepath.Join(dir, "notok")
+	if err := os.CopyFS(noTok, os.DirFS(model)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(noTok, "tokenizer.json")); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "t.parquet")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"table without a problem column", []string{"--model", model, "--data", noProblem}, `missing field "problem"`},
+		{"problem without an answer", []string{"--model", model, "--data", noAnswer}, "no answer"},
+		{"model without a tokenizer", []string{"--model", noTok, "--data", good}, "tokenizer.json"},
+		{"template that does not parse", []string{"--model", model, "--data", good, "--template", badTemplate}, "bad.tmpl"},
+		{"endpoint", []string{"--endpoint", "http://127.0.0.1:1", "--data", good}, "not available in this build"},
+		{"no model", []string{"--data", good}, "--model"},
+		{"missing data", []string{"--model", model, "--data", filepath.Join(dir, "none.jsonl")}, "none.jsonl"},
+		{"out folder missing", []string{"--model", model, "--data", good, "--out", filepath.Join(dir, "no", "t.parquet")}, "does not exist"},
+	} {
+		args := append([]string{"rollout", "--quiet", "--out", out}, tc.args...)
+		r := runCLI(t, args...)
+		if r.Code != 1 || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 || !strings.Contains(r.Stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 and one line with %q", tc.name, r.Code, r.Stderr, tc.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: %s was written", tc.name, out)
+		}
+	}
+}
+
+// The bench runs end to end on a few rollouts and reports the issue's fields.
+func TestRolloutBenchJSON(t *testing.T) {
+	r := runCLI(t, "rollout", "bench", "--preset", "tiny", "--tool-sleep", "1ms", "--rollouts", "8",
+		"--concurrency", "4", "--threads", "2", "--json")
+	if r.Code != 0 && strings.Contains(r.Stderr, "sandbox") {
+		t.Skipf("skipped: no Python sandbox here: %s", r.Stderr)
+	}
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	res := decodeJSON(t, r)
+	for _, k := range []string{"overlapped_s", "naive_s", "speedup", "decode_tokens_per_s", "engine_only_tokens_per_s"} {
+		if v, ok := res[k].(float64); !ok || v <= 0 {
+			t.Errorf("%s = %v, want a positive number", k, res[k])
+		}
+	}
+}

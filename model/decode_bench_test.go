@@ -1,0 +1,80 @@
+package model
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"testing"
+)
+
+// BenchmarkDecodeMixedStep times the step rollouts run most: 63 sequences decoding one token each
+// over ~1,200 cached tokens beside one appending a 48-token tool response (tiny preset).
+func BenchmarkDecodeMixedStep(b *testing.B) { benchmarkDecodeStep(b, 63, 48) }
+
+// BenchmarkDecodeStep is the same step without the append: 64 decoding sequences.
+func BenchmarkDecodeStep(b *testing.B) { benchmarkDecodeStep(b, 64, 0) }
+
+func benchmarkDecodeStep(b *testing.B, decoding, appended int) {
+	const past = 1200
+	runtime.LockOSThread() // one OpenMP team, as in the engine's loop
+	defer runtime.UnlockOSThread()
+	c, err := Preset("tiny", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := New(c, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	rows := decoding
+	if appended > 0 {
+		rows++
+	}
+	d, err := m.NewDecoder(512, rows)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	tokens := func(n int) []int32 {
+		ids := make([]int32, n)
+		for i := range ids {
+			ids[i] = int32(rng.IntN(c.VocabSize))
+		}
+		return ids
+	}
+	// Fill one cache by prefill steps and copy it into the others.
+	caches := make([]*KVCache, rows)
+	for i := range caches {
+		if caches[i], err = m.NewKVCache(past + appended + 1); err != nil {
+			b.Fatal(err)
+		}
+		defer caches[i].Free()
+	}
+	prompt := tokens(past)
+	for off := 0; off < past; off += 400 {
+		if err := d.Step([]DecodeInput{{Cache: caches[0], Tokens: prompt[off:min(off+400, past)]}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, kv := range caches[1:] {
+		kv.CopyPrefix(caches[0], past)
+	}
+	in := make([]DecodeInput, rows)
+	for i := range in {
+		in[i] = DecodeInput{Cache: caches[i], Tokens: tokens(1)}
+	}
+	if appended > 0 {
+		in[rows/2].Tokens = tokens(appended) // among the decoding rows, as in the engine
+	}
+	b.ResetTimer()
+	for range b.N {
+		for _, kv := range caches {
+			kv.Truncate(past)
+		}
+		if err := d.Step(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/step")
+}
