@@ -40,6 +40,7 @@ func newApp() *cli.App {
 			dataCommand(),
 			serveCommand(),
 			chatCommand(),
+			evalCommand(),
 		},
 	}
 	cli.VersionPrinter = func(c *cli.Context) {
