@@ -30,7 +30,9 @@ func startServe(t *testing.T, dir string) string {
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan cliResult, 1)
-	go func() { served <- runCLIWith(ctx, "", "serve", "--model", dir, "--listen", addr, "--kv-tokens", "8192", "--quiet") }()
+	go func() {
+		served <- runCLIWith(ctx, "", "serve", "--model", dir, "--listen", addr, "--kv-tokens", "8192", "--quiet")
+	}()
 	t.Cleanup(func() { cancel(); <-served })
 	url := "http://" + addr
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
