@@ -19,7 +19,7 @@ import (
 func TestMain(m *testing.M) { testmodel.Main(m) }
 
 // writeProblems writes n arithmetic problems as JSONL (the importer's input as a user has it).
-func writeProblems(t *testing.T, dir string, n int) string {
+func writeProblems(t testing.TB, dir string, n int) string {
 	t.Helper()
 	var b strings.Builder
 	for i := range n {
