@@ -3,6 +3,7 @@ package eval
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 //
 //	go test ./eval/ -run XXX -bench EvalVsEngine -benchtime 1x
 func BenchmarkEvalVsEngine(b *testing.B) {
-	const problems, samples, maxTokens, concurrency = 100, 16, 48, 64
+	problems, samples, maxTokens, concurrency := benchSize()
 	dir := b.TempDir()
 	model := testmodel.TinyDir(b)
 	data := writeProblems(b, dir, problems)
@@ -93,4 +94,14 @@ func plainEngine(b *testing.B, model, data string, recs []Record, concurrency in
 		}
 	}
 	return float64(total) / time.Since(start).Seconds(), total
+}
+
+// benchSize is 100 problems × 16 samples of up to 16 tokens, 64 in flight; GORSTAR_EVAL_BENCH_PROBLEMS
+// shrinks the problem count for a quick look.
+func benchSize() (problems, samples, maxTokens, concurrency int) {
+	problems = 100
+	if n, err := strconv.Atoi(os.Getenv("GORSTAR_EVAL_BENCH_PROBLEMS")); err == nil && n > 0 {
+		problems = n
+	}
+	return problems, 16, 16, 64
 }
