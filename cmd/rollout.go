@@ -104,7 +104,7 @@ func rolloutAction(c *cli.Context) error {
 	defer pool.Close()
 
 	bar := o.Progress(int64(len(problems)*opts.Samples), "rollout")
-	opts.OnFinish = func(*rollout.Trajectory) { bar.Add(1) }
+	opts.OnFinish = func(rollout.Trajectory) { bar.Add(1) }
 	loop, err := rollout.New(&rollout.EngineBackend{Engine: p.Engine}, pool, p.Tokenizer, opts)
 	if err != nil {
 		return usererr.Wrap(err)

@@ -216,23 +216,22 @@ func (r *run) finish(reason FinishReason) {
 	}
 	r.done = true
 	t := r.t
-	if f := r.l.opts.OnFinish; f != nil {
-		defer f(t)
-	}
 	t.Finish = reason
 	t.NumTurns = len(t.Turns)
 	t.Text = r.l.tok.Decode(t.ResponseIDs)
 	if !r.started.IsZero() {
 		t.DurationMS = float64(time.Since(r.started).Microseconds()) / 1000
 	}
-	if reason == FinishError {
-		return
+	if reason != FinishError {
+		opts := r.l.opts.Reward
+		opts.Truncated = reason == FinishTruncated
+		g := reward.Grade(t.Text, r.reference, opts)
+		t.Correct, t.Extracted = g.Correct, g.Extracted
+		if g.Correct {
+			t.Reward = 1
+		}
 	}
-	opts := r.l.opts.Reward
-	opts.Truncated = reason == FinishTruncated
-	g := reward.Grade(t.Text, r.reference, opts)
-	t.Correct, t.Extracted = g.Correct, g.Extracted
-	if g.Correct {
-		t.Reward = 1
+	if r.l.opts.OnFinish != nil {
+		r.l.opts.OnFinish(*t)
 	}
 }
