@@ -40,6 +40,7 @@ func newApp() *cli.App {
 			dataCommand(),
 			serveCommand(),
 			chatCommand(),
+			rlCommand(),
 		},
 	}
 	cli.VersionPrinter = func(c *cli.Context) {
