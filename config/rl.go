@@ -24,6 +24,7 @@ type RL struct {
 	MaxLogprobDelta  float64 `toml:"max_logprob_delta" comment:"Fail the run when the rollout and the trainer's log-probabilities of a token differ by more than this (native engine; 0 = no check)."`
 	MicroBatchTokens int     `toml:"micro_batch_tokens" comment:"Most tokens (packed rows x row length) in one forward/backward pass; a mini-batch accumulates over passes."`
 	HardOnlySamples  int     `toml:"hard_only_samples" comment:"Samples per problem of a hard_only stage's filter: problems solved in all of them are dropped (rStar2: 8)."`
+	HardOnlyPool     int     `toml:"hard_only_pool" comment:"Problems a hard_only stage's filter examines, the first of the stage's shuffled data (0 = all; rStar2 filtered all 42K)."`
 	InfraRetries     int     `toml:"infra_retries" comment:"Re-rolls of a rollout whose tool call failed for the sandbox's reasons (status internal, lost worker) before the step fails."`
 	EvalEvery        int     `toml:"eval_every" comment:"Held-out accuracy (with --eval-data, settings of [eval]) every N RL steps, before the first and at the end (0 = before and at the end only)."`
 	Stages           []Stage `toml:"stages" comment:"Stages run in order: longer responses, harder data."`
@@ -74,6 +75,7 @@ func (r RL) Validate() error {
 		atLeast("rl.max_logprob_delta", r.MaxLogprobDelta, 0),
 		atLeast("rl.micro_batch_tokens", r.MicroBatchTokens, 64),
 		atLeast("rl.hard_only_samples", r.HardOnlySamples, 1),
+		atLeast("rl.hard_only_pool", r.HardOnlyPool, 0),
 		atLeast("rl.infra_retries", r.InfraRetries, 0),
 		atLeast("rl.eval_every", r.EvalEvery, 0),
 	)

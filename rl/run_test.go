@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"gorstar/config"
 	"gorstar/internal/rundir"
 	"gorstar/model"
 	"gorstar/rl"
@@ -20,21 +21,26 @@ func TestRunLogsStepsAndAgreesWithTheEngine(t *testing.T) {
 	o := testOptions(pol, problemsFile(t, 20, 0), filepath.Join(t.TempDir(), "out"))
 	o.EvalData = problemsFile(t, 4, 100)
 	o.RL.EvalEvery = 2
+	o.RL.HardOnlySamples, o.RL.HardOnlyPool = 2, 6
+	o.RL.Stages = append(o.RL.Stages, config.Stage{Name: "hard", Steps: 1, MaxResponseTokens: 32, MaxTurns: 2, HardOnly: true})
 	res, err := rl.Run(context.Background(), o)
 	skipWithoutSandbox(t, err)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", res)
-	if res.Steps != 5 || len(res.Stages) != 2 || res.Stages[0].Steps != 3 || res.Stages[1].Steps != 2 {
-		t.Errorf("result %+v, want 5 steps in stages of 3 and 2", res)
+	if res.Steps != 6 || len(res.Stages) != 3 || res.Stages[0].Steps != 3 || res.Stages[1].Steps != 2 || res.Stages[2].Steps != 1 {
+		t.Errorf("result %+v, want 6 steps in stages of 3, 2 and 1", res)
+	}
+	if p := res.Stages[2].Problems; p < 1 || p > 6 {
+		t.Errorf("hard_only stage trained on %d problems, want 1 to 6 (not solved 2/2 times of the 6 examined)", p)
 	}
 	recs, err := rundir.ReadMetrics(filepath.Join(o.Out, "metrics.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 6 {
-		t.Fatalf("%d metrics lines, want 6 (held-out accuracy before RL, then 5 steps)", len(recs))
+	if len(recs) != 7 {
+		t.Fatalf("%d metrics lines, want 7 (held-out accuracy before RL, then 6 steps)", len(recs))
 	}
 	trained, evals := 0.0, 0
 	for i, r := range recs {
@@ -53,7 +59,7 @@ func TestRunLogsStepsAndAgreesWithTheEngine(t *testing.T) {
 		}
 	}
 	if evals != 4 || trained == 0 {
-		t.Errorf("%d held-out evaluations (want steps 0, 2, 4, 5), %g tokens trained", evals, trained)
+		t.Errorf("%d held-out evaluations (want steps 0, 2, 4, 6), %g tokens trained", evals, trained)
 	}
 	before, _ := os.ReadFile(filepath.Join(pol, "model.safetensors"))
 	after, _ := os.ReadFile(filepath.Join(o.Out, "model.safetensors"))

@@ -61,6 +61,7 @@ func (t *trainer) enterStage(ctx context.Context) error {
 	if fresh {
 		t.st.StageIndex, t.st.Drawn, t.st.Hard, t.st.StageReady = idx, 0, nil, true
 		if stage.HardOnly {
+			problems = t.hardPool(idx, problems)
 			hard, err := t.hardProblems(ctx, problems, stage)
 			if err != nil {
 				return err
@@ -75,6 +76,7 @@ func (t *trainer) enterStage(ctx context.Context) error {
 		t.st.Stages = append(t.st.Stages, StageResult{Name: stage.Name})
 	}
 	if stage.HardOnly {
+		problems = t.hardPool(idx, problems)
 		kept := make([]data.Problem, len(t.st.Hard))
 		for i, k := range t.st.Hard {
 			kept[i] = problems[k]
@@ -88,6 +90,16 @@ func (t *trainer) enterStage(ctx context.Context) error {
 	t.stage = newStageData(idx, problems, t.o.Seed)
 	t.st.Stages[len(t.st.Stages)-1].Problems = len(problems)
 	return nil
+}
+
+// hardPool is what a hard_only stage's filter examines: the first rl.hard_only_pool problems of
+// the stage's shuffled data (all when 0).
+func (t *trainer) hardPool(idx int, problems []data.Problem) []data.Problem {
+	n := t.o.RL.HardOnlyPool
+	if n == 0 || n >= len(problems) {
+		return problems
+	}
+	return newStageData(idx, problems, t.o.Seed).draw(0, n)
 }
 
 func (t *trainer) trainOrStage(stage config.Stage) []data.Problem {
