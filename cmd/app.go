@@ -44,6 +44,7 @@ func newApp() *cli.App {
 			chatCommand(),
 			sftCommand(),
 			reportCommand(),
+			rlCommand(),
 		},
 	}
 	cli.VersionPrinter = func(c *cli.Context) {
