@@ -45,6 +45,7 @@ func newApp() *cli.App {
 			sftCommand(),
 			reportCommand(),
 			rlCommand(),
+			evalCommand(),
 		},
 	}
 	cli.VersionPrinter = func(c *cli.Context) {

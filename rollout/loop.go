@@ -55,14 +55,16 @@ func (l *Loop) Run(ctx context.Context, problems []data.Problem) ([]Trajectory, 
 	runs := make([]*run, 0, len(problems)*l.opts.Samples)
 	for i, p := range problems {
 		for j := 0; j < l.opts.Samples; j++ {
-			runs = append(runs, l.newRun(i, j, p, prompts[i]))
+			if l.opts.Pending == nil || l.opts.Pending(i, j) {
+				runs = append(runs, l.newRun(i, j, p, prompts[i]))
+			}
 		}
 	}
 	var err error
 	if l.opts.Overlap {
-		err = l.overlapped(ctx, batches(runs, l.opts.Samples, l.opts.Concurrency))
+		err = l.overlapped(ctx, batches(runs, l.opts.Concurrency))
 	} else {
-		err = l.naive(ctx, batches(runs, l.opts.Samples, l.opts.Concurrency))
+		err = l.naive(ctx, batches(runs, l.opts.Concurrency))
 	}
 	if err != nil {
 		return nil, Summary{}, err
@@ -74,15 +76,20 @@ func (l *Loop) Run(ctx context.Context, problems []data.Problem) ([]Trajectory, 
 	return out, Summarize(out, time.Since(start)), nil
 }
 
-// batches cuts runs into the groups of one problem, each cut to at most limit runs: the units
-// started together.
-func batches(runs []*run, groupSize, limit int) [][]*run {
+// batches cuts runs (in problem order) into the groups of one problem, each cut to at most limit
+// runs: the units started together.
+func batches(runs []*run, limit int) [][]*run {
 	var out [][]*run
-	for g := 0; g < len(runs); g += groupSize {
-		group := runs[g:min(g+groupSize, len(runs))]
+	for g := 0; g < len(runs); {
+		end := g + 1
+		for end < len(runs) && runs[end].t.ProblemIndex == runs[g].t.ProblemIndex {
+			end++
+		}
+		group := runs[g:end]
 		for k := 0; k < len(group); k += limit {
 			out = append(out, group[k:min(k+limit, len(group))])
 		}
+		g = end
 	}
 	return out
 }

@@ -35,6 +35,14 @@ type Options struct {
 	Reward reward.Options
 	// ToolTimeoutS bounds one tool call (0: the runner's default).
 	ToolTimeoutS float64
+	// Pending, when set, chooses the samples to roll out: sample j of problem i runs only when
+	// Pending(i, j); the others are left out of Run's result. Seeds do not change, so a resumed
+	// evaluation redoes exactly the samples it lacks.
+	Pending func(problem, sample int) bool
+	// OnFinish, when set, receives each trajectory as soon as it ends (graded), from the loop's
+	// goroutines, possibly at once: a caller can keep finished work before Run returns. A
+	// trajectory cut off by the context's end is not finished and not passed.
+	OnFinish func(Trajectory)
 }
 
 // DefaultOptions are rStar2's rollout settings (stage 1: 10 turns, 8K tokens, temperature 1).

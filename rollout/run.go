@@ -222,14 +222,16 @@ func (r *run) finish(reason FinishReason) {
 	if !r.started.IsZero() {
 		t.DurationMS = float64(time.Since(r.started).Microseconds()) / 1000
 	}
-	if reason == FinishError {
-		return
+	if reason != FinishError {
+		opts := r.l.opts.Reward
+		opts.Truncated = reason == FinishTruncated
+		g := reward.Grade(t.Text, r.reference, opts)
+		t.Correct, t.Extracted = g.Correct, g.Extracted
+		if g.Correct {
+			t.Reward = 1
+		}
 	}
-	opts := r.l.opts.Reward
-	opts.Truncated = reason == FinishTruncated
-	g := reward.Grade(t.Text, r.reference, opts)
-	t.Correct, t.Extracted = g.Correct, g.Extracted
-	if g.Correct {
-		t.Reward = 1
+	if r.l.opts.OnFinish != nil {
+		r.l.opts.OnFinish(*t)
 	}
 }

@@ -1,0 +1,98 @@
+package cmd
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"gorstar/engine"
+	"gorstar/eval"
+	"gorstar/internal/progress"
+)
+
+func evalCommand() *cli.Command {
+	return &cli.Command{
+		Name: "eval",
+		Usage: "average pass@1 over k samples per problem with the Python tool, natively or on OpenAI-compatible servers; " +
+			"graded strictly and under rStar2's grading; resumable with the same --out",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "model", Usage: "Hugging Face model `DIR` to run natively"},
+			&cli.StringSliceFlag{Name: "endpoint", Usage: "OpenAI-compatible server `URL` (repeatable; instead of --model)"},
+			&cli.StringFlag{Name: "served-model", Usage: "with --endpoint: the model `NAME` the servers list"},
+			&cli.StringFlag{Name: "tokenizer", Usage: "with --endpoint: `DIR` holding the served model's tokenizer.json"},
+			&cli.StringFlag{Name: "data", Usage: "problems `FILE`: a problems table, verl/rStar2 Parquet or JSONL"},
+			&cli.StringFlag{Name: "out", Usage: "per-sample results `RESULTS.parquet` (RESULTS.md and RESULTS.manifest.json beside it)"},
+			&cli.IntFlag{Name: "samples", Usage: "samples per problem, k (default eval.samples)"},
+			&cli.Float64Flag{Name: "temperature", Usage: "sampling temperature (default eval.temperature)"},
+			&cli.Float64Flag{Name: "top-p", Usage: "nucleus mass, 1 = off (default rollout.top_p)"},
+			&cli.IntFlag{Name: "max-tokens", Usage: "response budget in tokens, tool turns included (default eval.max_tokens)"},
+			&cli.IntFlag{Name: "max-turns", Usage: "most assistant turns (default eval.max_turns)"},
+			&cli.BoolFlag{Name: "no-tool", Usage: "no tool: one assistant turn, no tool schema in the prompt"},
+			&cli.IntFlag{Name: "limit", Usage: "evaluate only the first `N` problems (default eval.limit, 0 = all)"},
+			&cli.IntFlag{Name: "concurrency", Value: 64, Usage: "samples in flight at once (natively: the engine's batch)"},
+			&cli.IntFlag{Name: "kv-tokens", Usage: "native: KV cache budget in tokens (default 65536, less when over 4 GiB)"},
+		},
+		Action: evalAction,
+	}
+}
+
+func evalAction(c *cli.Context) error {
+	o, err := globalOptions(c)
+	if err != nil {
+		return err
+	}
+	cfg := o.Config.Eval
+	if c.IsSet("samples") {
+		cfg.Samples = c.Int("samples")
+	}
+	if c.IsSet("temperature") {
+		cfg.Temperature = c.Float64("temperature")
+	}
+	if c.IsSet("max-tokens") {
+		cfg.MaxTokens = c.Int("max-tokens")
+	}
+	if c.IsSet("max-turns") {
+		cfg.MaxTurns = c.Int("max-turns")
+	}
+	if c.IsSet("limit") {
+		cfg.Limit = c.Int("limit")
+	}
+	topP := o.Config.Rollout.TopP
+	if c.IsSet("top-p") {
+		topP = c.Float64("top-p")
+	}
+	if c.String("model") != "" {
+		if err := initKernels(o); err != nil {
+			return err
+		}
+	}
+	warn := func(s string) {
+		if !o.Quiet {
+			fmt.Fprintf(c.App.ErrWriter, "gorstar: warning: %s\n", s)
+		}
+	}
+	res, err := eval.Run(c.Context, eval.Options{
+		Eval: cfg, TopP: topP, NoTool: c.Bool("no-tool"), Seed: uint64(o.Seed),
+		Data: c.String("data"), Out: c.String("out"),
+		Model: c.String("model"), Endpoints: c.StringSlice("endpoint"), ServedModel: c.String("served-model"),
+		Tokenizer: c.String("tokenizer"),
+		Template:  o.Config.Rollout.Template, ToolTextChars: o.Config.Rollout.ToolTextChars,
+		Exec: o.Config.Exec, Concurrency: c.Int("concurrency"),
+		Engine:   engine.Options{KVTokens: c.Int("kv-tokens"), Seed: uint64(o.Seed)},
+		Version:  version,
+		Progress: progress.Options{Out: c.App.ErrWriter, Quiet: o.Quiet || o.JSON},
+		Warn:     warn,
+	})
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return printJSON(c, res)
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "avg pass@1 %.1f%% (strict; rstar2 grading %.1f%%) over %d problems × %d samples; pass@%d %.1f%%, maj@%d %.1f%%\n",
+		100*res.AvgPass1, 100*res.RStar2.AvgPass1, res.NProblems, res.K, res.K, 100*res.PassAtK, res.K, 100*res.MajAtK)
+	fmt.Fprintf(w, "mean response tokens %.0f, tool calls per response %.2f; results in %s, %s, %s\n",
+		res.MeanResponseTokens, res.ToolCallsPerResponse, res.Out, res.Markdown, res.Manifest)
+	return nil
+}

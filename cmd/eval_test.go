@@ -1,0 +1,141 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"gorstar/eval"
+)
+
+func writeEvalProblems(t *testing.T, dir, name string, lines ...string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// startServe runs `gorstar serve` in-process on loopback until the test ends.
+func startServe(t *testing.T, dir string) string {
+	t.Helper()
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan cliResult, 1)
+	go func() {
+		served <- runCLIWith(ctx, "", "serve", "--model", dir, "--listen", addr, "--kv-tokens", "8192", "--quiet")
+	}()
+	t.Cleanup(func() { cancel(); <-served })
+	url := "http://" + addr
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		res, err := http.Get(url + "/v1/models")
+		if err == nil {
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			return url
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not come up: %v", err)
+		}
+	}
+}
+
+// The same model evaluated natively and through `gorstar serve` over HTTP, with the same seeds,
+// gives the same per-sample results and the same summary.
+func TestEvalNativeAndServeAgree(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "tiny")
+	if r := runCLI(t, "model", "init", "--out", model, "--preset", "tiny"); r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	var lines []string
+	for i := range 5 {
+		lines = append(lines, fmt.Sprintf(`{"id": "q%d", "problem": "What is %d*3?", "answer": "%d"}`, i, i, 3*i))
+	}
+	data := writeEvalProblems(t, dir, "p.jsonl", lines...)
+	common := []string{"eval", "--data", data, "--samples", "4", "--temperature", "0.8", "--max-tokens", "32",
+		"--seed", "11", "--json", "--quiet"}
+	native := runCLI(t, append(common, "--model", model, "--out", filepath.Join(dir, "native.parquet"))...)
+	if native.Code != 0 {
+		t.Fatalf("native: %+v", native)
+	}
+	url := startServe(t, model)
+	remote := runCLI(t, append(common, "--endpoint", url, "--served-model", "tiny", "--tokenizer", model,
+		"--concurrency", "3", "--out", filepath.Join(dir, "remote.parquet"))...)
+	if remote.Code != 0 {
+		t.Fatalf("remote: %+v", remote)
+	}
+	a, err := eval.ReadResults(filepath.Join(dir, "native.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := eval.ReadResults(filepath.Join(dir, "remote.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != 20 || !reflect.DeepEqual(a, b) {
+		t.Fatalf("native and remote results differ:\nnative %+v\nremote %+v", a, b)
+	}
+	na, rb := decodeJSON(t, native), decodeJSON(t, remote)
+	for _, k := range []string{"avg_pass@1", "pass@k", "maj@k", "mean_response_tokens", "tool_calls_per_response", "n_problems"} {
+		if _, ok := na[k]; !ok || !reflect.DeepEqual(na[k], rb[k]) {
+			t.Errorf("%s: native %v, remote %v", k, na[k], rb[k])
+		}
+	}
+	if na["n_problems"] != 5.0 {
+		t.Errorf("n_problems %v", na["n_problems"])
+	}
+	// A served model the server does not list: one line naming what it lists.
+	r := runCLI(t, append(common, "--endpoint", url, "--served-model", "nope", "--tokenizer", model,
+		"--out", filepath.Join(dir, "nope.parquet"))...)
+	if r.Code != 1 || !strings.Contains(r.Stderr, `"nope"`) || !strings.Contains(r.Stderr, "tiny") || strings.Count(r.Stderr, "\n") != 1 {
+		t.Errorf("unlisted model: %+v", r)
+	}
+}
+
+// Bad input: one clear line, exit 1, and no results file.
+func TestEvalBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := writeEvalProblems(t, dir, "good.jsonl", `{"id": "a", "problem": "1+1?", "answer": "2"}`)
+	noAnswer := writeEvalProblems(t, dir, "noanswer.jsonl", `{"id": "a", "problem": "1+1?", "answer": "2"}`,
+		`{"id": "b", "problem": "2+2?"}`)
+	dup := writeEvalProblems(t, dir, "dup.jsonl", `{"id": "a", "problem": "1+1?", "answer": "2"}`,
+		`{"id": "a", "problem": "2+2?", "answer": "4"}`)
+	tok := filepath.Join(dir, "tiny")
+	if r := runCLI(t, "model", "init", "--out", tok, "--preset", "tiny"); r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	down := "http://" + freeAddr(t)
+	out := filepath.Join(dir, "r.parquet")
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no answer", []string{"--model", tok, "--data", noAnswer}, "noanswer.jsonl:2: no answer"},
+		{"duplicate ids", []string{"--model", tok, "--data", dup}, `same id "a"`},
+		{"zero samples", []string{"--model", tok, "--data", good, "--samples", "0"}, "--samples must be ≥ 1"},
+		{"no model", []string{"--data", good}, "give --model DIR or --endpoint URL"},
+		{"missing data", []string{"--model", tok, "--data", filepath.Join(dir, "none.jsonl")}, "none.jsonl"},
+		{"endpoint down", []string{"--endpoint", down, "--served-model", "tiny", "--tokenizer", tok, "--data", good}, "(connection refused)"},
+		{"endpoint without tokenizer", []string{"--endpoint", down, "--served-model", "tiny", "--data", good}, "--tokenizer DIR"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runCLI(t, append([]string{"eval", "--out", out, "--max-tokens", "8"}, c.args...)...)
+			if r.Code != 1 || !strings.Contains(r.Stderr, c.want) || strings.Count(r.Stderr, "\n") != 1 {
+				t.Errorf("exit %d, stderr %q; want 1 and one line with %q", r.Code, r.Stderr, c.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was written", out)
+			}
+		})
+	}
+}

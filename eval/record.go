@@ -1,0 +1,122 @@
+package eval
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+
+	"gorstar/internal/atomicfile"
+)
+
+// Record is one graded sample as the results file and the checkpoint keep it.
+type Record struct {
+	ProblemID    string `json:"problem_id"`
+	ProblemIndex int    `json:"problem_index"`
+	Source       string `json:"source"`
+	Sample       int    `json:"sample"`
+	Seed         uint64 `json:"seed"`
+	Reference    string `json:"reference"`
+	Response     string `json:"response"`
+	// Extracted is the final answer strict grading found; ExtractedRStar2 the rstar2 mode's.
+	Extracted       string `json:"extracted"`
+	ExtractedRStar2 string `json:"extracted_rstar2"`
+	CorrectStrict   bool   `json:"correct_strict"`
+	CorrectRStar2   bool   `json:"correct_rstar2"`
+	// Tokens counts the response (generated and tool tokens: the budget's measure); Generated only
+	// the model's own.
+	Tokens      int    `json:"tokens"`
+	Generated   int    `json:"generated_tokens"`
+	Turns       int    `json:"turns"`
+	Calls       int    `json:"calls"`
+	FailedCalls int    `json:"failed_calls"`
+	Truncated   bool   `json:"truncated"`
+	Finish      string `json:"finish"`
+}
+
+// ResultSchema is the Parquet layout of the per-sample results: columns named as Record's JSON
+// fields, in its order.
+var ResultSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "problem_id", Type: arrow.BinaryTypes.String},
+	{Name: "problem_index", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "source", Type: arrow.BinaryTypes.String},
+	{Name: "sample", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "seed", Type: arrow.PrimitiveTypes.Uint64},
+	{Name: "reference", Type: arrow.BinaryTypes.String},
+	{Name: "response", Type: arrow.BinaryTypes.String},
+	{Name: "extracted", Type: arrow.BinaryTypes.String},
+	{Name: "extracted_rstar2", Type: arrow.BinaryTypes.String},
+	{Name: "correct_strict", Type: arrow.FixedWidthTypes.Boolean},
+	{Name: "correct_rstar2", Type: arrow.FixedWidthTypes.Boolean},
+	{Name: "tokens", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "generated_tokens", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "turns", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "calls", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "failed_calls", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "truncated", Type: arrow.FixedWidthTypes.Boolean},
+	{Name: "finish", Type: arrow.BinaryTypes.String},
+}, nil)
+
+// writeResults writes the records to a zstd Parquet file that appears only once complete; the
+// manifest's JSON rides along in the file's metadata (key "gorstar.eval.manifest").
+func writeResults(path string, recs []Record, manifest []byte) error {
+	out, err := atomicfile.Create(path)
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	meta := arrow.NewMetadata([]string{"gorstar.eval.manifest"}, []string{string(manifest)})
+	schema := arrow.NewSchema(ResultSchema.Fields(), &meta)
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithCreatedBy("gorstar"))
+	// The writer closes a sink that is an io.Closer; the atomic file must stay open for Commit.
+	fw, err := pqarrow.NewFileWriter(schema, struct{ io.Writer }{out}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for i := range recs {
+		appendRecord(b, &recs[i])
+	}
+	rec := b.NewRecord()
+	err = fw.Write(rec)
+	rec.Release()
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := fw.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return out.Commit()
+}
+
+func appendRecord(b *array.RecordBuilder, r *Record) {
+	f := 0
+	next := func() array.Builder { f++; return b.Field(f - 1) }
+	str := func(s string) { next().(*array.StringBuilder).Append(s) }
+	i64 := func(v int) { next().(*array.Int64Builder).Append(int64(v)) }
+	boolean := func(v bool) { next().(*array.BooleanBuilder).Append(v) }
+	str(r.ProblemID)
+	i64(r.ProblemIndex)
+	str(r.Source)
+	i64(r.Sample)
+	next().(*array.Uint64Builder).Append(r.Seed)
+	str(r.Reference)
+	str(r.Response)
+	str(r.Extracted)
+	str(r.ExtractedRStar2)
+	boolean(r.CorrectStrict)
+	boolean(r.CorrectRStar2)
+	i64(r.Tokens)
+	i64(r.Generated)
+	i64(r.Turns)
+	i64(r.Calls)
+	i64(r.FailedCalls)
+	boolean(r.Truncated)
+	str(r.Finish)
+}
