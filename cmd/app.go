@@ -46,6 +46,7 @@ func newApp() *cli.App {
 			reportCommand(),
 			rlCommand(),
 			evalCommand(),
+			trainCommand(),
 		},
 	}
 	cli.VersionPrinter = func(c *cli.Context) {

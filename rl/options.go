@@ -1,6 +1,10 @@
 package rl
 
-import "gorstar/config"
+import (
+	"context"
+
+	"gorstar/config"
+)
 
 // Options are one RL run: the stage's sections of the configuration and its files.
 type Options struct {
@@ -25,6 +29,12 @@ type Options struct {
 	// Logf, when set, receives one-line notes: skipped updates, rejected groups, re-rolls,
 	// checkpoints.
 	Logf func(format string, args ...any) `json:"-"`
+	// StageEnd, when set, is called after the last step of each stage, once that stage's
+	// checkpoint is written, with the stage's index and name and the checkpoint's directory (a
+	// loadable Hugging Face model directory). The pipeline evaluates each stage's model from it; an
+	// error stops the run, the checkpoint kept. A resumed run does not call it again for a stage
+	// that ended before the resume.
+	StageEnd func(ctx context.Context, stage int, name, modelDir string) error `json:"-"`
 }
 
 func (o Options) logf(format string, args ...any) {

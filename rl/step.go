@@ -143,6 +143,12 @@ func (t *trainer) endStep(ctx context.Context, met StepMetrics, seconds float64)
 	if t.o.Progress != nil {
 		t.o.Progress(Progress{Stage: met.Stage, Step: t.st.Step, Steps: t.totalSteps(), Metrics: met})
 	}
+	if stageEnd && t.o.StageEnd != nil {
+		dir := model.CheckpointPath(checkpointsDir(t.o.Out), t.st.Step)
+		if err := t.o.StageEnd(ctx, idx, c.Stages[idx].Name, dir); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
