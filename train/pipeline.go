@@ -30,6 +30,9 @@ type Options struct {
 	Log io.Writer
 	// Quiet silences progress bars (notes and headers still go to Log when it is set).
 	Quiet bool
+
+	// afterRLStep, set by tests, runs after each RL step's metrics and checkpoint are written.
+	afterRLStep func(step int)
 }
 
 // Result is the run's summary (summary.json, `gorstar train --json`): the final model's evaluation,
@@ -69,10 +72,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if err := checkPrerequisites(ctx, p.cfg, p.log); err != nil {
+	if err := p.checkInputs(selected); err != nil {
 		return Result{}, err
 	}
-	if err := p.checkInputs(selected); err != nil {
+	notes, err := checkPrerequisites(ctx, p.cfg)
+	if err != nil {
 		return Result{}, err
 	}
 	lock, err := AcquireLock(o.Dir)
@@ -80,6 +84,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer lock.Release()
+	for _, n := range notes {
+		fmt.Fprintln(p.log, n)
+	}
 	if err := p.writeConfig(); err != nil {
 		return Result{}, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	osexec "os/exec"
 	"strings"
 	"syscall"
@@ -17,26 +16,26 @@ import (
 // checkPrerequisites checks, before any work, what the machine must have beyond the binary (the
 // C kernels are compiled in): a Python 3 for the tool. What is optional is said on log: without
 // bubblewrap the sandbox is Linux namespaces gorstar sets up itself; without sympy or numpy the
-// model's code cannot import them.
-func checkPrerequisites(ctx context.Context, cfg config.Config, log io.Writer) error {
+// model's code cannot import them. The notes are returned, to be shown once the run has started.
+func checkPrerequisites(ctx context.Context, cfg config.Config) (notes []string, err error) {
 	python, _, err := exec.ResolvePython(cfg.Exec.Python)
 	if err != nil {
-		return usererr.New("exec.python %q: %v: the Python tool needs Python 3 (install python3 or set exec.python)",
+		return nil, usererr.New("exec.python %q: %v: the Python tool needs Python 3 (install python3 or set exec.python)",
 			cfg.Exec.Python, oneLine(err))
 	}
 	if cfg.Exec.Sandbox == exec.SandboxAuto && !exec.BwrapAvailable() {
-		fmt.Fprintln(log, "note: bubblewrap (bwrap) is not installed: the tool's sandbox uses Linux namespaces set up by gorstar")
+		notes = append(notes, "note: bubblewrap (bwrap) is not installed: the tool's sandbox uses Linux namespaces set up by gorstar")
 	}
 	probe := `import importlib.util as u; print(" ".join(m for m in ("sympy", "numpy") if u.find_spec(m) is None))`
 	out, err := osexec.CommandContext(ctx, python, "-c", probe).Output()
 	if err != nil {
-		return usererr.New("exec.python %s does not run: %v", python, oneLine(err))
+		return nil, usererr.New("exec.python %s does not run: %v", python, oneLine(err))
 	}
 	if missing := strings.Fields(string(out)); len(missing) > 0 {
-		fmt.Fprintf(log, "note: %s not installed for %s: the model's code cannot import %s (optional)\n",
-			strings.Join(missing, " and "), python, strings.Join(missing, " or "))
+		notes = append(notes, fmt.Sprintf("note: %s not installed for %s: the model's code cannot import %s (optional)",
+			strings.Join(missing, " and "), python, strings.Join(missing, " or ")))
 	}
-	return nil
+	return notes, nil
 }
 
 func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

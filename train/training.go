@@ -99,6 +99,9 @@ func (p *pipeline) runRL(ctx context.Context) error {
 			m := pr.Metrics
 			bar.Describe(fmt.Sprintf("rl %s reward %.3f failed+ %.3f", pr.Stage, m.RewardMean, m.FailedToolSharePositive))
 			bar.Set(int64(pr.Step))
+			if p.o.afterRLStep != nil {
+				p.o.afterRLStep(pr.Step)
+			}
 		},
 		StageEnd: func(ctx context.Context, i int, name, dir string) error { return p.evalStageEnd(ctx, i) },
 	}
