@@ -13,7 +13,7 @@ import (
 )
 
 func TestLoadTemplate(t *testing.T) {
-	if names := TemplateNames(); !slices.Equal(names, []string{"chatml", "rstar2"}) {
+	if names := TemplateNames(); !slices.Equal(names, []string{"chatml", "compact", "rstar2"}) {
 		t.Fatalf("TemplateNames = %v", names)
 	}
 	def, err := LoadTemplate("")
@@ -21,7 +21,7 @@ func TestLoadTemplate(t *testing.T) {
 		t.Fatalf("default template: %v, %v", def, err)
 	}
 	_, err = LoadTemplate("nope")
-	if err == nil || !usererr.Is(err) || !strings.Contains(err.Error(), "chatml, rstar2") {
+	if err == nil || !usererr.Is(err) || !strings.Contains(err.Error(), "chatml, compact, rstar2") {
 		t.Fatalf("unknown template: %v", err)
 	}
 	dir := t.TempDir()

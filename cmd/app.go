@@ -46,6 +46,8 @@ func newApp() *cli.App {
 			reportCommand(),
 			rolloutCommand(),
 			evalCommand(),
+			rlCommand(),
+			trainCommand(),
 		},
 	}
 	cli.VersionPrinter = func(c *cli.Context) {

@@ -16,14 +16,16 @@ type Data struct {
 // numbers) are hard for a tiny model to answer directly and easy with the Python tool, which is
 // what the quickstart needs to show RL teaching tool use.
 type DataSynth struct {
-	Task      string `toml:"task" comment:"Generator: arith (integer arithmetic, answers computed exactly)."`
-	Train     int    `toml:"train" comment:"Training problems to synthesize."`
-	Eval      int    `toml:"eval" comment:"Held-out evaluation problems to synthesize."`
-	SFT       int    `toml:"sft" comment:"SFT conversations demonstrating the multi-turn tool-call format."`
-	MinDigits int    `toml:"min_digits" comment:"Fewest digits of an operand."`
-	MaxDigits int    `toml:"max_digits" comment:"Most digits of an operand."`
-	Operands  int    `toml:"operands" comment:"Numbers per expression."`
-	Ops       string `toml:"ops" comment:"Operators drawn uniformly, a subset of \"+-*\" (usual precedence)."`
+	Task  string `toml:"task" comment:"Generator: arith (integer arithmetic, answers computed exactly)."`
+	Train int    `toml:"train" comment:"Training problems to synthesize."`
+	Eval  int    `toml:"eval" comment:"Held-out evaluation problems to synthesize."`
+	SFT   int    `toml:"sft" comment:"SFT conversations demonstrating the multi-turn tool-call format."`
+	// SFTRecovery puts failed calls among RL's positives from the start, which RoC acts on.
+	SFTRecovery float64 `toml:"sft_recovery" comment:"Share of SFT conversations whose first call fails (a misspelt print, the sandbox's error) and is corrected."`
+	MinDigits   int     `toml:"min_digits" comment:"Fewest digits of an operand."`
+	MaxDigits   int     `toml:"max_digits" comment:"Most digits of an operand."`
+	Operands    int     `toml:"operands" comment:"Numbers per expression."`
+	Ops         string  `toml:"ops" comment:"Operators drawn uniformly, a subset of \"+-*\" (usual precedence)."`
 }
 
 func DefaultData() Data {
@@ -31,7 +33,7 @@ func DefaultData() Data {
 }
 
 func DefaultDataSynth() DataSynth {
-	return DataSynth{Task: "arith", Train: 2000, Eval: 100, SFT: 500, MinDigits: 3, MaxDigits: 4, Operands: 2, Ops: "*"}
+	return DataSynth{Task: "arith", Train: 2000, Eval: 100, SFT: 500, SFTRecovery: 0.3, MinDigits: 3, MaxDigits: 4, Operands: 2, Ops: "*"}
 }
 
 func (d Data) Validate() error { return d.Synth.Validate() }
@@ -47,6 +49,9 @@ func (s DataSynth) Validate() error {
 		return err
 	}
 	if err := atLeast("data.synth.sft", s.SFT, 0); err != nil {
+		return err
+	}
+	if err := between("data.synth.sft_recovery", s.SFTRecovery, 0, 1); err != nil {
 		return err
 	}
 	if err := between("data.synth.min_digits", s.MinDigits, 1, 40); err != nil {

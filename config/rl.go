@@ -19,18 +19,27 @@ type RL struct {
 	ClipHigh       float64 `toml:"clip_high" comment:"PPO ratio clip above: 1 + clip_high (clip-higher)."`
 	MiniBatches    int     `toml:"mini_batches" comment:"Optimizer steps per RL step (the release uses 1, so the ratio is always 1)."`
 	SaveEvery      int     `toml:"save_every" comment:"Checkpoint every N RL steps (0 = only at stage ends)."`
-	Stages         []Stage `toml:"stages" comment:"Stages run in order: longer responses, harder data."`
+	// MaxLogprobDelta is the train/inference mismatch guard: the native engine and the trainer run
+	// the same kernels, so their log-probabilities of the same tokens must agree.
+	MaxLogprobDelta  float64 `toml:"max_logprob_delta" comment:"Fail the run when the rollout and the trainer's log-probabilities of a token differ by more than this (native engine; 0 = no check)."`
+	MicroBatchTokens int     `toml:"micro_batch_tokens" comment:"Most tokens (packed rows x row length) in one forward/backward pass; a mini-batch accumulates over passes."`
+	HardOnlySamples  int     `toml:"hard_only_samples" comment:"Samples per problem of a hard_only stage's filter: problems solved in all of them are dropped (rStar2: 8)."`
+	HardOnlyPool     int     `toml:"hard_only_pool" comment:"Problems a hard_only stage's filter examines, the first of the stage's shuffled data (0 = all; rStar2 filtered all 42K)."`
+	InfraRetries     int     `toml:"infra_retries" comment:"Re-rolls of a rollout whose tool call failed for the sandbox's reasons (status internal, lost worker) before the step fails."`
+	EvalEvery        int     `toml:"eval_every" comment:"Held-out accuracy (with --eval-data, settings of [eval]) every N RL steps, before the first and at the end (0 = before and at the end only)."`
+	Stages           []Stage `toml:"stages" comment:"Stages run in order: longer responses, harder data."`
 }
 
 // Stage is one RL stage.
 type Stage struct {
-	Name              string `toml:"name" comment:"Stage name (checkpoint and metric label)."`
-	Steps             int    `toml:"steps" comment:"RL steps in this stage."`
-	MaxResponseTokens int    `toml:"max_response_tokens" comment:"Response budget: generated plus appended tool tokens."`
-	MaxTurns          int    `toml:"max_turns" comment:"Most assistant turns."`
-	Data              string `toml:"data" comment:"Problems for this stage; empty = [data] train."`
-	HardOnly          bool   `toml:"hard_only" comment:"Keep only problems the previous policy did not solve in every sample (rStar2 stage 3)."`
-	ResetOptimizer    bool   `toml:"reset_optimizer" comment:"Start the stage with fresh AdamW moments."`
+	Name              string  `toml:"name" comment:"Stage name (checkpoint and metric label)."`
+	Steps             int     `toml:"steps" comment:"RL steps in this stage."`
+	MaxResponseTokens int     `toml:"max_response_tokens" comment:"Response budget: generated plus appended tool tokens."`
+	MaxTurns          int     `toml:"max_turns" comment:"Most assistant turns."`
+	LR                float64 `toml:"lr" comment:"Learning rate of this stage (0 = rl.lr)."`
+	Data              string  `toml:"data" comment:"Problems for this stage; empty = [data] train."`
+	HardOnly          bool    `toml:"hard_only" comment:"Keep only problems the previous policy did not solve in every sample (rStar2 stage 3)."`
+	ResetOptimizer    bool    `toml:"reset_optimizer" comment:"Start the stage with fresh AdamW moments."`
 }
 
 func DefaultRL() RL {
@@ -38,6 +47,7 @@ func DefaultRL() RL {
 		PromptsPerStep: 8, GroupSize: 8, Oversample: 2, RoC: "paper",
 		LR: 2e-4, WarmupSteps: 2, Beta1: 0.9, Beta2: 0.999, WeightDecay: 0.01, GradClip: 1.0,
 		ClipLow: 0.2, ClipHigh: 0.28, MiniBatches: 2,
+		MaxLogprobDelta: 0.05, MicroBatchTokens: 16384, HardOnlySamples: 8, InfraRetries: 3,
 		Stages: []Stage{
 			{Name: "stage1", Steps: 10, MaxResponseTokens: 192, MaxTurns: 4},
 			{Name: "stage2", Steps: 5, MaxResponseTokens: 256, MaxTurns: 4},
@@ -62,6 +72,12 @@ func (r RL) Validate() error {
 		atLeast("rl.clip_high", r.ClipHigh, 0),
 		atLeast("rl.mini_batches", r.MiniBatches, 1),
 		atLeast("rl.save_every", r.SaveEvery, 0),
+		atLeast("rl.max_logprob_delta", r.MaxLogprobDelta, 0),
+		atLeast("rl.micro_batch_tokens", r.MicroBatchTokens, 64),
+		atLeast("rl.hard_only_samples", r.HardOnlySamples, 1),
+		atLeast("rl.hard_only_pool", r.HardOnlyPool, 0),
+		atLeast("rl.infra_retries", r.InfraRetries, 0),
+		atLeast("rl.eval_every", r.EvalEvery, 0),
 	)
 	if err != nil {
 		return err
@@ -80,6 +96,7 @@ func (r RL) Validate() error {
 			atLeast(p+".steps", s.Steps, 1),
 			atLeast(p+".max_response_tokens", s.MaxResponseTokens, 8),
 			atLeast(p+".max_turns", s.MaxTurns, 1),
+			between(p+".lr", s.LR, 0, 1),
 		); err != nil {
 			return err
 		}

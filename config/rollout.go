@@ -11,7 +11,7 @@ type Rollout struct {
 }
 
 func DefaultRollout() Rollout {
-	return Rollout{Template: "rstar2", MaxTurns: 10, ToolTextChars: 256, Temperature: 1.0, TopP: 1.0}
+	return Rollout{Template: "compact", MaxTurns: 10, ToolTextChars: 256, Temperature: 1.0, TopP: 1.0}
 }
 
 func (r Rollout) Validate() error {

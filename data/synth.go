@@ -155,15 +155,45 @@ func (it ArithItem) Conversation() chat.Conversation {
 	}}
 }
 
+// RecoveryConversation is the item as an SFT example of recovering from a failed call: a first
+// call misspells print, the tool answers with the sandbox's error for that code (exactly what
+// exec.Result.ToolText shows for it), and a second call gets the result. RL then meets positives
+// with failed calls among its rollouts, which is what GRPO-RoC's resampling acts on.
+func (it ArithItem) RecoveryConversation() chat.Conversation {
+	bad := "prnt(" + it.Expr + ")"
+	return chat.Conversation{ID: it.ID, Messages: []chat.Message{
+		{Role: chat.RoleUser, Content: "Compute " + it.Expr + "."},
+		{Role: chat.RoleAssistant, Content: "<reason>Compute it exactly with Python.</reason>",
+			ToolCalls: []chat.ToolCall{chat.PythonCall(bad, "")}},
+		{Role: chat.RoleTool, Name: chat.PythonToolName, Content: "NameError at line 1: name 'prnt' is not defined\n    " + bad},
+		{Role: chat.RoleAssistant, Content: "<reason>Fix the name.</reason>",
+			ToolCalls: []chat.ToolCall{chat.PythonCall("print("+it.Expr+")", "")}},
+		{Role: chat.RoleTool, Name: chat.PythonToolName, Content: it.Answer},
+		{Role: chat.RoleAssistant, Content: "<reason>Python printed " + it.Answer + ".</reason>\n<answer>\\boxed{" + it.Answer + "}</answer>"},
+	}}
+}
+
+// recovers decides, from the item's position alone (a Weyl sequence, no draw from the
+// generator's stream), whether conversation n shows a recovery: a share `share` of them, the
+// same ones for a seed and share whatever else changes.
+func recovers(n int, share float64) bool {
+	const golden = 0.6180339887498949
+	x := float64(n) * golden
+	return x-float64(int(x)) < share
+}
+
 // SynthOptions configure Synth.
 type SynthOptions struct {
-	Task     string // "arith"
-	N        int
-	Out      string
-	SFT      bool // write conversations instead of problems
-	Seed     int64
-	Arith    ArithOptions
-	Progress *progress.Bar
+	Task string // "arith"
+	N    int
+	Out  string
+	SFT  bool // write conversations instead of problems
+	// RecoveryShare is the share of SFT conversations whose first call fails and is corrected
+	// (RecoveryConversation); 0 writes none.
+	RecoveryShare float64
+	Seed          int64
+	Arith         ArithOptions
+	Progress      *progress.Bar
 }
 
 // Synth writes N generated problems (or, with SFT, conversations) to Out.
@@ -173,6 +203,9 @@ func Synth(ctx context.Context, o SynthOptions) (int, error) {
 	}
 	if o.N < 1 {
 		return 0, usererr.New("data synth: --n must be ≥ 1, got %d", o.N)
+	}
+	if o.RecoveryShare < 0 || o.RecoveryShare > 1 {
+		return 0, usererr.New("data synth: recovery share must be in [0, 1], got %g", o.RecoveryShare)
 	}
 	gen, err := NewArith(o.Arith, o.Seed)
 	if err != nil {
@@ -188,7 +221,12 @@ func Synth(ctx context.Context, o SynthOptions) (int, error) {
 			if i%1024 == 0 && ctx.Err() != nil {
 				return i, ctx.Err()
 			}
-			if err := w.Write(gen.Next().Conversation()); err != nil {
+			it := gen.Next()
+			conv := it.Conversation()
+			if recovers(i, o.RecoveryShare) {
+				conv = it.RecoveryConversation()
+			}
+			if err := w.Write(conv); err != nil {
 				return i, err
 			}
 			o.Progress.Add(1)

@@ -207,3 +207,43 @@ func TestSynthFiles(t *testing.T) {
 		}
 	}
 }
+
+// A share of the SFT conversations shows a failed call and its correction, the same ones for
+// a seed, with the answer of the plain conversation.
+func TestRecoveryConversations(t *testing.T) {
+	ctx := context.Background()
+	write := func(share float64) []chat.Conversation {
+		path := filepath.Join(t.TempDir(), "c.jsonl")
+		if _, err := Synth(ctx, SynthOptions{Task: "arith", N: 100, Out: path, SFT: true, RecoveryShare: share, Seed: 5, Arith: DefaultArith()}); err != nil {
+			t.Fatal(err)
+		}
+		convs, err := ReadAllConversations(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return convs
+	}
+	plain, a, b := write(0), write(0.3), write(0.3)
+	recovered := 0
+	for i := range a {
+		if !reflect.DeepEqual(a[i], b[i]) {
+			t.Fatalf("conversation %d differs between two runs with the same seed", i)
+		}
+		last := a[i].Messages[len(a[i].Messages)-1].Content
+		if last != plain[i].Messages[len(plain[i].Messages)-1].Content {
+			t.Errorf("conversation %d: final answer %q, want the plain one's", i, last)
+		}
+		if len(a[i].Messages) == 6 {
+			recovered++
+			if tool := a[i].Messages[2].Content; !strings.HasPrefix(tool, "NameError at line 1: name 'prnt' is not defined\n    prnt(") {
+				t.Errorf("conversation %d: tool text %q", i, tool)
+			}
+		}
+	}
+	if recovered < 25 || recovered > 35 {
+		t.Errorf("%d of 100 conversations recover, want about 30", recovered)
+	}
+	if _, err := Synth(ctx, SynthOptions{Task: "arith", N: 1, Out: filepath.Join(t.TempDir(), "x.jsonl"), SFT: true, RecoveryShare: 1.5, Arith: DefaultArith()}); err == nil {
+		t.Error("recovery share 1.5 accepted")
+	}
+}

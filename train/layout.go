@@ -12,7 +12,9 @@ import (
 //	  .lock                     held (flock) by the process writing the run; holds its pid
 //	  config.toml               the resolved configuration
 //	  commands.sh               each stage's equivalent single command
+//	  done/<stage>              a stage's marker: it finished (gorstar train skips it)
 //	  data/{train,eval,sft}.parquet
+//	  init/                     the random-init model (model init --preset) SFT starts from
 //	  sft/                      the SFT model (Hugging Face directory), checkpoints/, metrics.jsonl
 //	  rl/                       the RL model, checkpoints/, metrics.jsonl,
 //	                            traces/<stage>/step-NNNNNNNN.jsonl
@@ -39,6 +41,12 @@ func (l Layout) Config() string { return l.path("config.toml") }
 
 // Commands is the shell script of each stage's equivalent command.
 func (l Layout) Commands() string { return l.path("commands.sh") }
+
+// Done is the marker a pipeline stage writes when it has finished; a rerun skips the stage.
+func (l Layout) Done(stage string) string { return l.path("done", stage) }
+
+// Init is the random-init model (model.preset) SFT starts from when no model.path is given.
+func (l Layout) Init() string { return l.path("init") }
 
 // DataDir holds the prepared data tables.
 func (l Layout) DataDir() string { return l.path("data") }

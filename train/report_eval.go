@@ -31,6 +31,9 @@ func readEvalSummaries(dir string, stageOrder []string) ([]EvalSummary, error) {
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	var out []EvalSummary
 	for _, p := range paths {
+		if strings.HasSuffix(p, ".manifest.json") { // eval.Run's manifest beside the results
+			continue
+		}
 		raw, err := os.ReadFile(p)
 		if err != nil {
 			return nil, usererr.New("%s: %v", p, pathErr(err))

@@ -1,0 +1,51 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	osexec "os/exec"
+	"strings"
+	"syscall"
+
+	"gorstar/config"
+	"gorstar/exec"
+	"gorstar/internal/usererr"
+)
+
+// checkPrerequisites checks, before any work, what the machine must have beyond the binary (the
+// C kernels are compiled in): a Python 3 for the tool. What is optional is said on log: without
+// bubblewrap the sandbox is Linux namespaces gorstar sets up itself; without sympy or numpy the
+// model's code cannot import them. The notes are returned, to be shown once the run has started.
+func checkPrerequisites(ctx context.Context, cfg config.Config) (notes []string, err error) {
+	python, _, err := exec.ResolvePython(cfg.Exec.Python)
+	if err != nil {
+		return nil, usererr.New("exec.python %q: %v: the Python tool needs Python 3 (install python3 or set exec.python)",
+			cfg.Exec.Python, oneLine(err))
+	}
+	if cfg.Exec.Sandbox == exec.SandboxAuto && !exec.BwrapAvailable() {
+		notes = append(notes, "note: bubblewrap (bwrap) is not installed: the tool's sandbox uses Linux namespaces set up by gorstar")
+	}
+	probe := `import importlib.util as u; print(" ".join(m for m in ("sympy", "numpy") if u.find_spec(m) is None))`
+	out, err := osexec.CommandContext(ctx, python, "-c", probe).Output()
+	if err != nil {
+		return nil, usererr.New("exec.python %s does not run: %v", python, oneLine(err))
+	}
+	if missing := strings.Fields(string(out)); len(missing) > 0 {
+		notes = append(notes, fmt.Sprintf("note: %s not installed for %s: the model's code cannot import %s (optional)",
+			strings.Join(missing, " and "), python, strings.Join(missing, " or ")))
+	}
+	return notes, nil
+}
+
+func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+
+// diskFull turns a full disk into one line for the user. Checkpoints are written whole or not at
+// all (model.SaveCheckpoint), so the previous one is intact and a rerun resumes from it.
+func diskFull(err error) error {
+	if errors.Is(err, syscall.ENOSPC) {
+		return usererr.New("no space left on device: %s; the previous checkpoint is intact: free space and run the same command again to resume",
+			oneLine(err))
+	}
+	return err
+}
