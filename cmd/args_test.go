@@ -40,9 +40,9 @@ func TestNormalizeArgsMovesFlagsBeforePositionals(t *testing.T) {
 func TestNormalizeArgsRefusals(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{"dat", `unknown command "dat"; did you mean "data"?`},
-		{"sft", `unknown command "sft"`},
+		{"trian", `unknown command "trian"; did you mean "train"?`},
 		{"data statz x", `unknown command "data statz"; did you mean "data stats"?`},
-		{"xyzzy", `(commands: config, model, exec, reward, data, serve, chat; see ` + "`gorstar --help`)"},
+		{"xyzzy", `(commands: config, model, exec, reward, data, serve, chat, sft, report, rollout, eval, rl, train; see ` + "`gorstar --help`)"},
 		{"data import --in x", "data import: missing required flag --out"},
 		{"data split --in x", "data split: missing required flags --train, --test, --test-size"},
 	}

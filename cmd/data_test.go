@@ -51,7 +51,7 @@ func TestDataCommands(t *testing.T) {
 	if m := ok("data", "synth", "--sft", "--n", "3", "--out", p("sft.parquet"), "--json"); m["rows"] != 3.0 {
 		t.Errorf("synth --sft: %v", m)
 	}
-	if m := ok("data", "stats", "--json", p("sft.parquet")); m["rows"] != 3.0 || m["tool_calls"] != 3.0 {
+	if m := ok("data", "stats", "--json", p("sft.parquet")); m["rows"] != 3.0 || m["tool_calls"].(float64) < 3 { // recovery conversations call twice
 		t.Errorf("stats sft: %v", m)
 	}
 }

@@ -71,7 +71,13 @@ func (s *engineStream) Next(ctx context.Context) (Turn, error) {
 			}
 			return t, nil
 		case engine.EventDone:
-			return t, turnEnd(&t, ev)
+			err := turnEnd(&t, ev)
+			// A turn whose last allowed token is an end token was closed by the model, as the
+			// remote backend reads it: the budget ran out only after the turn had ended.
+			if n := len(t.Tokens); err == nil && t.End == EndLength && n > 0 && slices.Contains(s.end, t.Tokens[n-1]) {
+				t.End = EndClosed
+			}
+			return t, err
 		}
 	}
 }
