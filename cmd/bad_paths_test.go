@@ -53,3 +53,30 @@ func TestBadConfigAndEmptyInputs(t *testing.T) {
 		{args: []string{"data", "stats", "e.jsonl"}, files: empty, want: "e.jsonl"},
 	})
 }
+
+// A bad value from a config file names the file, the line and the key, whether the decoder or
+// the validation finds it; the same value from --set names --set or the key alone.
+func TestBadConfigValuesNameFileLine(t *testing.T) {
+	files := map[string]string{
+		"durint.toml": "[exec]\ntimeout = 4\n",
+		"durbad.toml": "[exec]\ntimeout = \"4x\"\n",
+		"run.toml":    "# a run\n[run]\nseed = 1\n\n[exec]\nworkers = 1\nmemory_mb = -5\n",
+		"stages.toml": "[[rl.stages]]\nname = \"a\"\nsteps = 1\nmax_response_tokens = 64\nmax_turns = 1\n" +
+			"[[rl.stages]]\nname = \"a\"\nsteps = 1\nmax_response_tokens = 64\nmax_turns = 1\n",
+		"inline.toml": "[rl]\nstages = [{name = \"a\", steps = 1, max_response_tokens = 64, max_turns = 0}]\n",
+		"roc.toml":    "[rl]\n\n\nroc = \"sometimes\"\n",
+	}
+	runBad(t, "", []badCase{
+		{args: []string{"config", "check", "durint.toml"}, files: files, want: `durint.toml:2: exec.timeout: want a duration like "4s"`},
+		{args: []string{"--config", "durint.toml", "config", "show"}, files: files, want: `durint.toml:2: exec.timeout: want a duration`},
+		{args: []string{"config", "check", "durbad.toml"}, files: files, want: `durbad.toml:2: exec.timeout: want a duration`},
+		{args: []string{"config", "check", "run.toml"}, files: files, want: "run.toml:7: exec.memory_mb: must be ≥ 16, got -5"},
+		{args: []string{"--config", "run.toml", "config", "show"}, files: files, want: "run.toml:7: exec.memory_mb: must be ≥ 16, got -5"},
+		{args: []string{"config", "show", "--config", "run.toml"}, files: files, want: "run.toml:7: exec.memory_mb"},
+		{args: []string{"config", "check", "stages.toml"}, files: files, want: `stages.toml:7: rl.stages.1.name: "a" is also the name of rl.stages.0`},
+		{args: []string{"config", "check", "inline.toml"}, files: files, want: "inline.toml:2: rl.stages.0.max_turns: must be ≥ 1, got 0"},
+		{args: []string{"--config", "roc.toml", "config", "show"}, files: files, want: `roc.toml:4: rl.roc: must be one of`},
+		// The --set value replaced the file's: no file line for it.
+		{args: []string{"--config", "run.toml", "--set", "exec.memory_mb=-7", "config", "show"}, files: files, want: "gorstar: exec.memory_mb: must be ≥ 16, got -7"},
+	})
+}
