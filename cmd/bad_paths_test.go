@@ -51,6 +51,8 @@ func TestBadConfigAndEmptyInputs(t *testing.T) {
 		{args: []string{"reward", "grade", "--in", "e.jsonl"}, files: empty, want: "e.jsonl: empty"},
 		{args: []string{"reward", "grade", "--in", "-"}, want: "-: empty"},
 		{args: []string{"data", "stats", "e.jsonl"}, files: empty, want: "e.jsonl"},
+		// JSON of the wrong shape is described in JSON's words, not Go's.
+		{args: []string{"reward", "grade", "--in", "-"}, stdin: "[1]\n", want: "-:1: expected an object, got a list"},
 	})
 }
 

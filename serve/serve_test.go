@@ -220,6 +220,36 @@ func TestBadRequests(t *testing.T) {
 	}
 }
 
+// A body or field of the wrong JSON type gets a message naming the field and the JSON type it
+// takes, in the error's param too — never a Go type name.
+func TestBadRequestMessages(t *testing.T) {
+	url := startServer(t, engine.Options{KVTokens: 4096, MaxSeqs: 4})
+	for _, tc := range []struct {
+		path, body, want, param string
+	}{
+		{"/v1/completions", `[]`, "request body: expected an object, got a list", ""},
+		{"/v1/completions", `{"prompt": "x",`, "request body: invalid JSON at byte 15: unexpected end of JSON input", ""},
+		{"/v1/completions", `{"prompt": "x", "max_tokens": "many"}`, "max_tokens: expected an integer, got a string", "max_tokens"},
+		{"/v1/completions", `{"prompt": "x", "temperature": [1]}`, "temperature: expected a number, got a list", "temperature"},
+		{"/v1/chat/completions", `{"messages": {"role": "user"}}`, "messages: expected a list, got an object", "messages"},
+		{"/v1/chat/completions", `{"messages": [{"role": 1}]}`, "messages.role: expected a string, got a number", "messages.role"},
+		{"/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "logprobs": "yes"}`, "logprobs: expected true or false, got a string", "logprobs"},
+	} {
+		r := post(t, url+tc.path, tc.body)
+		if msg := errorOf(t, r, 400); msg != tc.want {
+			t.Errorf("%s %s: %q, want %q", tc.path, tc.body, msg, tc.want)
+		}
+		if param, _ := r.body["error"].(map[string]any)["param"].(string); param != tc.param {
+			t.Errorf("%s %s: param %q, want %q", tc.path, tc.body, param, tc.param)
+		}
+		for _, goWord := range []string{"serve.", "json.RawMessage", "Go value", "map["} {
+			if strings.Contains(r.raw, goWord) {
+				t.Errorf("%s %s: Go type in %s", tc.path, tc.body, r.raw)
+			}
+		}
+	}
+}
+
 // Requests beyond the KV capacity wait their turn; with a bounded queue the excess gets 429. None
 // crashes or hangs.
 func TestConcurrencyBeyondCapacity(t *testing.T) {
