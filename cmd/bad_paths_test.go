@@ -1,6 +1,11 @@
 package cmd
 
-import "testing"
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"testing"
+)
 
 const badProblems = `{"id":"a","problem":"What is 1+1?","answer":"2"}` + "\n" + `{"id":"b","problem":"What is 2+2?","answer":"4"}` + "\n"
 
@@ -80,5 +85,20 @@ func TestBadConfigValuesNameFileLine(t *testing.T) {
 		{args: []string{"--config", "roc.toml", "config", "show"}, files: files, want: `roc.toml:4: rl.roc: must be one of`},
 		// The --set value replaced the file's: no file line for it.
 		{args: []string{"--config", "run.toml", "--set", "exec.memory_mb=-7", "config", "show"}, files: files, want: "gorstar: exec.memory_mb: must be ≥ 16, got -7"},
+	})
+}
+
+// A .gz input cut short is a truncated gzip stream, for every command that reads one.
+func TestBadTruncatedGzip(t *testing.T) {
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	for i := range 200 {
+		fmt.Fprintf(w, `{"problem": "What is %d + 1?", "answer": "%d"}`+"\n", i, i+1)
+	}
+	w.Close()
+	cut := map[string]string{"g.jsonl.gz": buf.String()[:buf.Len()/2]}
+	runBad(t, "", []badCase{
+		{args: []string{"data", "stats", "g.jsonl.gz"}, files: cut, want: "g.jsonl.gz: truncated gzip stream: the file ends after "},
+		{args: []string{"data", "import", "--in", "g.jsonl.gz", "--out", "p.parquet"}, files: cut, want: "g.jsonl.gz: truncated gzip stream"},
 	})
 }
