@@ -36,6 +36,7 @@ func NewServer(pool *Pool) *Server {
 	s.mux.HandleFunc("POST /v1/run", s.handleRun)
 	s.mux.HandleFunc("POST /v1/batch", s.handleBatch)
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	s.mux.HandleFunc("GET /health", s.handleHealth) // the spelling gorstar serve and vLLM use
 	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
 	return s
 }

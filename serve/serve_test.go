@@ -250,6 +250,26 @@ func TestBadRequestMessages(t *testing.T) {
 	}
 }
 
+// Unknown request fields are ignored, as OpenAI's API and vLLM do (clients send many); the known
+// ones beside them still act.
+func TestUnknownFieldsIgnored(t *testing.T) {
+	url := startServer(t, engine.Options{KVTokens: 4096, MaxSeqs: 4})
+	extra := `"user": "u1", "logit_bias": {"5": 1}, "frequency_penalty": 0, "response_format": {"type": "text"}, "frobnicate": [1, {"a": null}]`
+	for _, tc := range []struct{ path, body string }{
+		{"/v1/completions", `{"prompt": "x", "max_tokens": 3, "ignore_eos": true, ` + extra + `}`},
+		{"/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi", "weight": 1}], "max_tokens": 3, "ignore_eos": true, ` + extra + `}`},
+	} {
+		r := post(t, url+tc.path, tc.body)
+		if r.status != 200 {
+			t.Fatalf("%s: status %d: %s", tc.path, r.status, r.raw)
+		}
+		usage, _ := r.body["usage"].(map[string]any)
+		if usage["completion_tokens"] != 3.0 {
+			t.Errorf("%s: max_tokens beside unknown fields not applied: %s", tc.path, r.raw)
+		}
+	}
+}
+
 // Requests beyond the KV capacity wait their turn; with a bounded queue the excess gets 429. None
 // crashes or hangs.
 func TestConcurrencyBeyondCapacity(t *testing.T) {
