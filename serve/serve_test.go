@@ -328,6 +328,60 @@ func TestChatCompletions(t *testing.T) {
 	}
 }
 
+// Chat logprobs' "bytes" are each token's own bytes, also for tokens holding part of a multi-byte
+// character (the byte tokenizer of the fixture makes every byte ≥ 0x80 such a token), so that
+// joined they are the content's bytes; "token" stays the decoded (lossy) text.
+func TestChatLogprobBytes(t *testing.T) {
+	url := startServer(t, engine.Options{KVTokens: 4096, MaxSeqs: 4})
+	tok, err := tokenizer.Load(testmodel.TinyDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := post(t, url+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "héllo wörld"}], "max_tokens": 48,
+		"seed": 3, "ignore_eos": true, "logprobs": true, "top_logprobs": 3, "return_token_ids": true}`)
+	c := choices(t, r)[0]
+	ids := c["token_ids"].([]any)
+	content := c["logprobs"].(map[string]any)["content"].([]any)
+	if len(ids) != len(content) || len(ids) == 0 {
+		t.Fatalf("%d ids, %d logprobs", len(ids), len(content))
+	}
+	asBytes := func(v any) []byte {
+		var b []byte
+		for _, x := range v.([]any) {
+			b = append(b, byte(x.(float64)))
+		}
+		return b
+	}
+	partial, partialAlts := 0, 0
+	for i, e := range content {
+		e := e.(map[string]any)
+		want, _ := tok.TokenBytes(int32(ids[i].(float64)))
+		got := asBytes(e["bytes"])
+		if !bytes.Equal(got, want) {
+			t.Errorf("token %d (id %v, %q): bytes %v, want %v", i, ids[i], e["token"], got, want)
+		}
+		if e["token"] != tok.Decode([]int32{int32(ids[i].(float64))}) {
+			t.Errorf("token %d: text %q", i, e["token"])
+		}
+		if !utf8.Valid(want) {
+			partial++
+		}
+		for _, a := range e["top_logprobs"].([]any) {
+			a := a.(map[string]any)
+			b := asBytes(a["bytes"])
+			if bytes.Equal(b, []byte("\uFFFD")) {
+				t.Errorf("token %d: alternative %q has the replacement character's bytes", i, a["token"])
+			}
+			if !utf8.Valid(b) {
+				partialAlts++
+			}
+		}
+	}
+	if partial == 0 || partialAlts == 0 {
+		t.Fatalf("%d generated and %d alternative tokens were part of a multi-byte character; pick another seed", partial, partialAlts)
+	}
+}
+
 // A streamed completion sends the same text as the plain one with the same seed.
 func TestStreaming(t *testing.T) {
 	url := startServer(t, engine.Options{KVTokens: 4096, MaxSeqs: 4})
