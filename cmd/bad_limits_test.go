@@ -33,7 +33,7 @@ func TestBadSizesAndCounts(t *testing.T) {
 		{args: []string{"model", "bench", "--generate", "--preset", "tiny", "--batch", "0"}, want: "--batch: must be in 1.."},
 		{args: []string{"serve", "--model", m, "--step-tokens", "1000000000"}, want: "--step-tokens: must be in 1..65536"},
 		{args: []string{"serve", "--model", m, "--max-seqs", "100000000"}, want: "--max-seqs: must be in 1..4096"},
-		{args: []string{"serve", "--model", m, "--kv-tokens", "1000000000"}, want: "lower --kv-tokens, --max-seqs or --step-tokens"},
+		{args: []string{"serve", "--model", m, "--kv-tokens", "1000000000"}, want: "--kv-tokens 1000000000: the engine needs about"},
 		{args: []string{"serve", "--model", m, "--max-waiting", "-1"}, want: "--max-waiting: must be in 0.."},
 		{args: []string{"exec", "serve", "--workers", "100000"}, want: "--workers 100000: at most"},
 		{args: []string{"exec", "bench", "--workers", "100000"}, want: "--workers 100000: at most"},

@@ -1,6 +1,11 @@
 package cmd
 
-import "testing"
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"testing"
+)
 
 const badProblems = `{"id":"a","problem":"What is 1+1?","answer":"2"}` + "\n" + `{"id":"b","problem":"What is 2+2?","answer":"4"}` + "\n"
 
@@ -51,5 +56,49 @@ func TestBadConfigAndEmptyInputs(t *testing.T) {
 		{args: []string{"reward", "grade", "--in", "e.jsonl"}, files: empty, want: "e.jsonl: empty"},
 		{args: []string{"reward", "grade", "--in", "-"}, want: "-: empty"},
 		{args: []string{"data", "stats", "e.jsonl"}, files: empty, want: "e.jsonl"},
+		// JSON of the wrong shape is described in JSON's words, not Go's.
+		{args: []string{"reward", "grade", "--in", "-"}, stdin: "[1]\n", want: "-:1: expected an object, got a list"},
+	})
+}
+
+// A bad value from a config file names the file, the line and the key, whether the decoder or
+// the validation finds it; the same value from --set names --set or the key alone.
+func TestBadConfigValuesNameFileLine(t *testing.T) {
+	files := map[string]string{
+		"durint.toml": "[exec]\ntimeout = 4\n",
+		"durbad.toml": "[exec]\ntimeout = \"4x\"\n",
+		"run.toml":    "# a run\n[run]\nseed = 1\n\n[exec]\nworkers = 1\nmemory_mb = -5\n",
+		"stages.toml": "[[rl.stages]]\nname = \"a\"\nsteps = 1\nmax_response_tokens = 64\nmax_turns = 1\n" +
+			"[[rl.stages]]\nname = \"a\"\nsteps = 1\nmax_response_tokens = 64\nmax_turns = 1\n",
+		"inline.toml": "[rl]\nstages = [{name = \"a\", steps = 1, max_response_tokens = 64, max_turns = 0}]\n",
+		"roc.toml":    "[rl]\n\n\nroc = \"sometimes\"\n",
+	}
+	runBad(t, "", []badCase{
+		{args: []string{"config", "check", "durint.toml"}, files: files, want: `durint.toml:2: exec.timeout: want a duration like "4s"`},
+		{args: []string{"--config", "durint.toml", "config", "show"}, files: files, want: `durint.toml:2: exec.timeout: want a duration`},
+		{args: []string{"config", "check", "durbad.toml"}, files: files, want: `durbad.toml:2: exec.timeout: want a duration`},
+		{args: []string{"config", "check", "run.toml"}, files: files, want: "run.toml:7: exec.memory_mb: must be ≥ 16, got -5"},
+		{args: []string{"--config", "run.toml", "config", "show"}, files: files, want: "run.toml:7: exec.memory_mb: must be ≥ 16, got -5"},
+		{args: []string{"config", "show", "--config", "run.toml"}, files: files, want: "run.toml:7: exec.memory_mb"},
+		{args: []string{"config", "check", "stages.toml"}, files: files, want: `stages.toml:7: rl.stages.1.name: "a" is also the name of rl.stages.0`},
+		{args: []string{"config", "check", "inline.toml"}, files: files, want: "inline.toml:2: rl.stages.0.max_turns: must be ≥ 1, got 0"},
+		{args: []string{"--config", "roc.toml", "config", "show"}, files: files, want: `roc.toml:4: rl.roc: must be one of`},
+		// The --set value replaced the file's: no file line for it.
+		{args: []string{"--config", "run.toml", "--set", "exec.memory_mb=-7", "config", "show"}, files: files, want: "gorstar: exec.memory_mb: must be ≥ 16, got -7"},
+	})
+}
+
+// A .gz input cut short is a truncated gzip stream, for every command that reads one.
+func TestBadTruncatedGzip(t *testing.T) {
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	for i := range 200 {
+		fmt.Fprintf(w, `{"problem": "What is %d + 1?", "answer": "%d"}`+"\n", i, i+1)
+	}
+	w.Close()
+	cut := map[string]string{"g.jsonl.gz": buf.String()[:buf.Len()/2]}
+	runBad(t, "", []badCase{
+		{args: []string{"data", "stats", "g.jsonl.gz"}, files: cut, want: "g.jsonl.gz: truncated gzip stream: the file ends after "},
+		{args: []string{"data", "import", "--in", "g.jsonl.gz", "--out", "p.parquet"}, files: cut, want: "g.jsonl.gz: truncated gzip stream"},
 	})
 }

@@ -69,6 +69,9 @@ func configCheck(c *cli.Context) error {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
+		if located := config.Locate(err, path, nil); located != err {
+			return located
+		}
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if o.JSON {

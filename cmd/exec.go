@@ -290,11 +290,19 @@ func execBench(c *cli.Context) error {
 		return execLoadTest(c, o, runner, client, n)
 	}
 	var reports []benchReport
+	runs := len(workloads)
+	if c.Bool("baseline") && client == nil {
+		runs *= 2
+	}
+	clock := newBenchClock(o, runs, c.Duration("duration"))
+	defer clock.finish()
 	for _, wl := range workloads {
-		if !o.Quiet {
+		if !o.Quiet && !clock.visible() {
 			fmt.Fprintf(c.App.ErrWriter, "bench %s: %s, %d in flight, %s\n", wl, name, c.Int("concurrency"), c.Duration("duration"))
 		}
+		clock.start(fmt.Sprintf("bench %s: %s, %d in flight", wl, name, c.Int("concurrency")))
 		r, err := exec.Bench(ctx, runner, wl, c.Int("concurrency"), c.Duration("duration"))
+		clock.stop()
 		if err != nil {
 			return err
 		}
@@ -304,11 +312,13 @@ func execBench(c *cli.Context) error {
 			if err != nil {
 				return err
 			}
-			if !o.Quiet {
+			if !o.Quiet && !clock.visible() {
 				fmt.Fprintf(c.App.ErrWriter, "bench %s: fresh interpreter per call, rlimits only and no sandbox, as code-judge (%d at once), %d in flight, %s\n",
 					wl, workers, c.Int("concurrency"), c.Duration("duration"))
 			}
+			clock.start(fmt.Sprintf("bench %s: fresh python, no sandbox, %d in flight", wl, c.Int("concurrency")))
 			b, err := exec.Bench(ctx, fresh, wl, c.Int("concurrency"), c.Duration("duration"))
+			clock.stop()
 			if err != nil {
 				return err
 			}

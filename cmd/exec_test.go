@@ -1,25 +1,38 @@
 package cmd
 
 import (
+	"os"
 	osexec "os/exec"
 	"strings"
 	"testing"
 
+	"gorstar/config"
 	"gorstar/exec"
 )
 
+// needSandbox skips unless exec.sandbox = auto finds a sandbox here: bubblewrap, or else
+// gorstar's own namespaces (the tests run on whichever the machine has).
 func needSandbox(t *testing.T) {
 	t.Helper()
 	if _, err := osexec.LookPath("python3"); err != nil {
 		t.Skip("python3 not on PATH")
 	}
-	if !exec.BwrapAvailable() {
-		t.Skip("bwrap not on PATH: install bubblewrap")
+	if _, err := exec.AutoSandbox(config.DefaultExec().Python); err != nil {
+		t.Skipf("neither bubblewrap nor gorstar's namespace sandbox works here: %v", err)
 	}
 }
 
-// light keeps the CLI tests fast: workers import only math.
-var light = []string{"--set", `exec.modules=["math"]`}
+// light keeps the CLI tests fast: workers import only math. GORSTAR_TEST_SANDBOX (bwrap or
+// namespaces) forces the sandbox, to test without bubblewrap on a machine that has it.
+var light = lightArgs(os.Getenv("GORSTAR_TEST_SANDBOX"))
+
+func lightArgs(sandbox string) []string {
+	args := []string{"--set", `exec.modules=["math"]`}
+	if sandbox != "" {
+		args = append(args, "--set", "exec.sandbox="+sandbox)
+	}
+	return args
+}
 
 func TestExecRunCommand(t *testing.T) {
 	needSandbox(t)

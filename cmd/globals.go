@@ -76,7 +76,9 @@ func globalOptions(c *cli.Context) (Options, error) {
 	if err != nil {
 		return o, err
 	}
-	// --set values apply outermost first, so a later (inner) one wins.
+	// --set values apply outermost first, so a later (inner) one wins. The keys they and the
+	// global flags set are not the file's, so a bad value there is not reported at a file line.
+	var overridden []string
 	lineage := c.Lineage()
 	for i := len(lineage) - 1; i >= 0; i-- {
 		ctx := lineage[i]
@@ -87,19 +89,24 @@ func globalOptions(c *cli.Context) (Options, error) {
 			if err := cfg.Set(s); err != nil {
 				return o, err
 			}
+			key, _, _ := strings.Cut(s, "=")
+			overridden = append(overridden, strings.TrimSpace(key))
 		}
 	}
 	if ctx := setIn(c, "seed"); ctx != nil {
 		cfg.Run.Seed = ctx.Int64("seed")
+		overridden = append(overridden, "run.seed")
 	}
 	if ctx := setIn(c, "threads"); ctx != nil {
 		cfg.Run.Threads = ctx.Int("threads")
+		overridden = append(overridden, "run.threads")
 	}
 	if d := str("device"); d != "" {
 		cfg.Run.Device = d
+		overridden = append(overridden, "run.device")
 	}
 	if err := cfg.Validate(); err != nil {
-		return o, err
+		return o, config.Locate(err, str("config"), overridden)
 	}
 	o.Config = &cfg
 	o.Seed, o.Threads, o.Device = cfg.Run.Seed, cfg.Run.Threads, cfg.Run.Device

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/engine"
+	"gorstar/internal/progress"
 	"gorstar/internal/usererr"
 	"gorstar/kernels"
 	"gorstar/model"
@@ -69,6 +70,14 @@ func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, pr
 		}
 	}
 	var rows []generateRow
+	// A bar over the measurements (each side of each model and batch), on a terminal only: a
+	// PyTorch run or a big batch can be silent for tens of seconds.
+	sides := 1
+	if compareTorch && torchSkip == "" {
+		sides = 2
+	}
+	bar := progress.New(int64(len(models)*len(batches)*sides), "generate", progress.Options{Quiet: o.Quiet || o.JSON, TerminalOnly: true})
+	defer bar.Finish()
 	for _, name := range models {
 		m, dir, cleanup, err := benchModel(name, modelDir != "", o.Seed, compareTorch && torchSkip == "")
 		if err != nil {
@@ -79,6 +88,7 @@ func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, pr
 			return err
 		}
 		for _, b := range batches {
+			bar.Describe(fmt.Sprintf("%s batch %d: gorstar", name, b))
 			r, err := engine.Bench(c.Context, m, engine.BenchOptions{Batch: b, PromptLen: promptLen, NewTokens: newTokens, Seed: uint64(o.Seed)})
 			if err != nil {
 				cleanup()
@@ -86,12 +96,15 @@ func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, pr
 			}
 			row := generateRow{Model: name, Batch: b, PromptLen: promptLen, NewTokens: newTokens, Seconds: r.Seconds,
 				TokensPerS: r.TokensPerSecond, Steps: r.Steps}
+			bar.Add(1)
 			if dir != "" {
+				bar.Describe(fmt.Sprintf("%s batch %d: pytorch", name, b))
 				t, err := torchGenerateBench(c, python, script, dir, b, promptLen, newTokens, kernels.Threads())
 				if err != nil {
 					cleanup()
 					return err
 				}
+				bar.Add(1)
 				ratio := r.TokensPerSecond / t
 				row.TorchTPS, row.Ratio = &t, &ratio
 			}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/internal/atomicfile"
+	"gorstar/internal/jsonerr"
 	"gorstar/internal/outpath"
 	"gorstar/internal/usererr"
 	"gorstar/reward"
@@ -150,7 +152,8 @@ func readGradeLines(stdin io.Reader, path string, mode reward.Mode) ([]*gradeLin
 func parseGradeLine(raw []byte, mode reward.Mode) (*gradeLine, error) {
 	l := &gradeLine{opts: reward.Options{Mode: mode}}
 	if err := json.Unmarshal(raw, &l.fields); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %v", err)
+		msg, _ := jsonerr.Describe(err)
+		return nil, errors.New(msg)
 	}
 	if l.fields == nil {
 		return nil, fmt.Errorf("invalid JSON: want an object, got null")

@@ -101,7 +101,7 @@ func TestRewardGradeUserErrors(t *testing.T) {
 		{[]string{`{"answer": "1"}`}, nil, `pairs.jsonl:1: missing field "response"`},
 		{[]string{`{"response": 5, "answer": "1"}`}, nil, `pairs.jsonl:1: field "response": want a string`},
 		{[]string{`{"response": "a", "answer": "1", "truncated": "yes"}`}, nil, `field "truncated"`},
-		{[]string{`[1, 2]`}, nil, "pairs.jsonl:1: invalid JSON"},
+		{[]string{`[1, 2]`}, nil, "pairs.jsonl:1: expected an object, got a list"},
 		{[]string{`{"response": "a", "answer": "1"}`}, []string{"--mode", "lenient"}, `--mode: unknown reward mode "lenient"`},
 	} {
 		in := writePairs(t, tc.lines...)

@@ -87,8 +87,23 @@ func checkEngineFlags(c *cli.Context, dir string) error {
 		kv = max(min(65536, (4<<30)/max(4*cfg.KVCacheFloats(1), 1)), cfg.MaxPositionEmbeddings, 1)
 	}
 	need := engineBytes(cfg, kv, seqs, max(step, seqs))
-	return checkMemory(fmt.Sprintf("the engine (--kv-tokens %d, --max-seqs %d, --step-tokens %d)", kv, seqs, step), need,
-		"--kv-tokens, --max-seqs or --step-tokens")
+	// Name the one flag whose share of the memory is the largest: lowering it helps most.
+	shares := []struct {
+		flag  string
+		value int
+		bytes int64
+	}{
+		{"--kv-tokens", kv, engineBytes(cfg, kv, 0, 0)},
+		{"--max-seqs", seqs, engineBytes(cfg, 0, seqs, 0)},
+		{"--step-tokens", step, engineBytes(cfg, 0, 0, max(step, seqs))},
+	}
+	top := shares[0]
+	for _, s := range shares[1:] {
+		if s.bytes > top.bytes {
+			top = s
+		}
+	}
+	return checkMemory(fmt.Sprintf("%s %d: the engine", top.flag, top.value), need, top.flag)
 }
 
 func serveAction(c *cli.Context) error {

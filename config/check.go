@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -10,21 +9,21 @@ import (
 
 func atLeast[T int | int64 | float64](key string, v, lo T) error {
 	if v < lo {
-		return fmt.Errorf("%s: must be ≥ %v, got %v", key, lo, v)
+		return keyErrorf(key, "must be ≥ %v, got %v", lo, v)
 	}
 	return nil
 }
 
 func between[T int | int64 | float64](key string, v, lo, hi T) error {
 	if v < lo || v > hi {
-		return fmt.Errorf("%s: must be in [%v, %v], got %v", key, lo, hi, v)
+		return keyErrorf(key, "must be in [%v, %v], got %v", lo, hi, v)
 	}
 	return nil
 }
 
 func oneOf(key, v string, allowed ...string) error {
 	if !slices.Contains(allowed, v) {
-		return fmt.Errorf("%s: must be one of %s, got %q", key, strings.Join(allowed, ", "), v)
+		return keyErrorf(key, "must be one of %s, got %q", strings.Join(allowed, ", "), v)
 	}
 	return nil
 }

@@ -84,9 +84,7 @@ func Load(path string) (Config, error) {
 // Decode overlays the TOML document raw (named name in messages) on cfg. Unknown keys and values of
 // the wrong type are user errors of the form `name:LINE: unknown key "rl.lrr" (did you mean "rl.lr"?)`.
 func Decode(cfg *Config, name string, raw []byte) error {
-	dec := toml.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(cfg)
+	err := strictDecode(cfg, raw)
 	if err == nil {
 		return nil
 	}
@@ -114,7 +112,16 @@ func Decode(cfg *Config, name string, raw []byte) error {
 		}
 		return usererr.New("%s:%d: %s", name, row, msg)
 	}
+	if key, line := failingKey(raw, func(prefix []byte) error { c := Default(); return strictDecode(&c, prefix) }); line > 0 {
+		return usererr.New("%s:%d: %s: %v", name, line, key, err)
+	}
 	return usererr.New("%s: %v", name, err)
+}
+
+func strictDecode(cfg *Config, raw []byte) error {
+	dec := toml.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(cfg)
 }
 
 // TOML renders cfg as a commented TOML document.

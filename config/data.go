@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -64,7 +63,7 @@ func (s DataSynth) Validate() error {
 		return err
 	}
 	if s.Ops == "" || strings.Trim(s.Ops, "+-*") != "" {
-		return fmt.Errorf("data.synth.ops: must be a non-empty subset of \"+-*\", got %q", s.Ops)
+		return keyErrorf("data.synth.ops", "must be a non-empty subset of \"+-*\", got %q", s.Ops)
 	}
 	return nil
 }

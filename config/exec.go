@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -72,14 +71,14 @@ func (e Exec) Validate() error {
 
 func execPositiveDuration(key string, d Duration) error {
 	if d.Duration <= 0 {
-		return fmt.Errorf("%s: must be a positive duration, got %q", key, d.Duration)
+		return keyErrorf(key, "must be a positive duration, got %q", d.Duration)
 	}
 	return nil
 }
 
 func execNonEmpty(key, v string) error {
 	if v == "" {
-		return fmt.Errorf("%s: must not be empty", key)
+		return keyErrorf(key, "must not be empty")
 	}
 	return nil
 }

@@ -83,13 +83,13 @@ func (r RL) Validate() error {
 		return err
 	}
 	if len(r.Stages) == 0 {
-		return fmt.Errorf("rl.stages: at least one stage is needed")
+		return keyErrorf("rl.stages", "at least one stage is needed")
 	}
 	seen := map[string]int{}
 	for i, s := range r.Stages {
 		p := fmt.Sprintf("rl.stages.%d", i)
 		if j, dup := seen[s.Name]; dup {
-			return fmt.Errorf("%s.name: %q is also the name of rl.stages.%d; stage names must differ", p, s.Name, j)
+			return keyErrorf(p+".name", "%q is also the name of rl.stages.%d; stage names must differ", s.Name, j)
 		}
 		seen[s.Name] = i
 		if err := firstError(

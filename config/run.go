@@ -21,10 +21,10 @@ func DefaultRun() Run {
 
 func (r Run) Validate() error {
 	if r.Name == "" || strings.ContainsAny(r.Name, `/\`) {
-		return fmt.Errorf("run.name: must be a non-empty name without slashes, got %q", r.Name)
+		return keyErrorf("run.name", "must be a non-empty name without slashes, got %q", r.Name)
 	}
 	if _, err := ParseDevice(r.Device); err != nil {
-		return fmt.Errorf("run.device: %v", err)
+		return keyErrorf("run.device", "%v", err)
 	}
 	return atLeast("run.threads", r.Threads, 0)
 }

@@ -25,9 +25,28 @@ type lineReader struct {
 	path string
 	f    *os.File
 	gz   *gzip.Reader
+	src  *sourceReader  // what the scanner or decoder reads, remembering a read error
 	scan *bufio.Scanner // JSONL
 	dec  *json.Decoder  // a JSON array
 	line int            // line number (JSONL) or element number (array), 1-based
+	// unterminated is set when the scanner hands out a last line with no newline after it: if
+	// the source failed, that line is cut short and is not the user's bad JSON.
+	unterminated bool
+}
+
+// sourceReader passes reads through and keeps the first error other than io.EOF: a truncated or
+// corrupt gzip stream, a failing disk.
+type sourceReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *sourceReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF && s.err == nil {
+		s.err = err
+	}
+	return n, err
 }
 
 func openLines(path string) (*lineReader, error) {
@@ -48,8 +67,9 @@ func openLines(path string) (*lineReader, error) {
 		}
 		r = gz
 	}
-	br := bufio.NewReaderSize(r, 1<<20)
-	lr := &lineReader{path: path, f: f, gz: gz}
+	src := &sourceReader{r: r}
+	br := bufio.NewReaderSize(src, 1<<20)
+	lr := &lineReader{path: path, f: f, gz: gz, src: src}
 	// A .jsonl file is lines whatever they hold; a .json file may be one array of records.
 	name := strings.ToLower(strings.TrimSuffix(path, ".gz"))
 	lineFile := strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".ndjson")
@@ -57,13 +77,48 @@ func openLines(path string) (*lineReader, error) {
 		lr.dec = json.NewDecoder(br)
 		if _, err := lr.dec.Token(); err != nil {
 			lr.close()
+			if serr := lr.sourceError(0); serr != nil {
+				return nil, serr
+			}
 			return nil, usererr.New("%s: invalid JSON: %v", path, err)
 		}
 		return lr, nil
 	}
 	lr.scan = bufio.NewScanner(br)
 	lr.scan.Buffer(make([]byte, 0, 1<<20), maxLineBytes)
+	lr.scan.Split(lr.splitLines)
 	return lr, nil
+}
+
+// splitLines is bufio.ScanLines noting whether the line it hands out had no newline after it.
+func (r *lineReader) splitLines(data []byte, atEOF bool) (int, []byte, error) {
+	advance, token, err := bufio.ScanLines(data, atEOF)
+	if token != nil {
+		r.unterminated = atEOF && bytes.IndexByte(data[:advance], '\n') < 0
+	}
+	return advance, token, err
+}
+
+// sourceError describes a failed read of the file, nil if none: a gzip stream that ends early or
+// is corrupt is named as such (what the cut-short record holds is no fault of the JSON).
+func (r *lineReader) sourceError(complete int) error {
+	err := r.src.err
+	switch {
+	case err == nil:
+		return nil
+	case r.gz != nil && errors.Is(err, io.ErrUnexpectedEOF):
+		return usererr.New("%s: truncated gzip stream: the file ends after %d complete %s", r.path, complete, r.unit())
+	case r.gz != nil && (errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader)):
+		return usererr.New("%s: corrupt gzip stream after %d complete %s: %v", r.path, complete, r.unit(), err)
+	}
+	return usererr.New("%s: read after %d %s: %v", r.path, complete, r.unit(), err)
+}
+
+func (r *lineReader) unit() string {
+	if r.dec != nil {
+		return "elements"
+	}
+	return "lines"
 }
 
 // startsWithArray peeks past a byte-order mark and white space for a '['.
@@ -99,9 +154,17 @@ func (r *lineReader) next() ([]byte, error) {
 		if r.line == 1 {
 			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
 		}
+		if r.unterminated {
+			if err := r.sourceError(r.line - 1); err != nil {
+				return nil, err
+			}
+		}
 		if len(line) > 0 {
 			return line, nil
 		}
+	}
+	if err := r.sourceError(r.line); err != nil {
+		return nil, err
 	}
 	if err := r.scan.Err(); err != nil {
 		r.line++
@@ -116,13 +179,24 @@ func (r *lineReader) next() ([]byte, error) {
 func (r *lineReader) nextElement() ([]byte, error) {
 	if !r.dec.More() {
 		if _, err := r.dec.Token(); err != nil && err != io.EOF { // the closing ']'
+			if serr := r.sourceError(r.line); serr != nil {
+				return nil, serr
+			}
 			return nil, usererr.New("%s: after element %d: invalid JSON: %v", r.path, r.line, err)
+		}
+		// Read the stream to its end so that a gzip trailer cut off or wrong is still caught.
+		io.Copy(io.Discard, r.src)
+		if serr := r.sourceError(r.line); serr != nil {
+			return nil, serr
 		}
 		return nil, io.EOF
 	}
 	r.line++
 	var raw json.RawMessage
 	if err := r.dec.Decode(&raw); err != nil {
+		if serr := r.sourceError(r.line - 1); serr != nil {
+			return nil, serr
+		}
 		return nil, usererr.New("%s: invalid JSON: %v", r.where(), err)
 	}
 	return raw, nil

