@@ -2,6 +2,7 @@ package data
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"gorstar/internal/progress"
@@ -28,11 +29,17 @@ type FilterOptions struct {
 	// normalized NGram-word sequence with one of their problems is dropped.
 	Decontaminate []string
 	NGram         int
-	Progress      *progress.Bar
+	// Check, when set, judges the rows the rules kept, CheckBatch at a time (0: 512), and returns
+	// per row the reason to drop it ("" keeps it). It is how a caller filters by what this package
+	// cannot compute (prompt length under a tokenizer, a policy's pass rate) while data stays free
+	// of models. Rows keep their input order.
+	Check      func(ctx context.Context, rows []Problem) (drop []string, err error)
+	CheckBatch int
+	Progress   *progress.Bar
 }
 
 // FilterResult reports what Filter kept and why it dropped the rest (first matching reason,
-// in the order integer answer, contamination, duplicate).
+// in the order integer answer, contamination, duplicate, then the Check's reasons).
 type FilterResult struct {
 	Read    int            `json:"read"`
 	Rows    int            `json:"rows"`
@@ -69,6 +76,7 @@ func Filter(ctx context.Context, o FilterOptions) (FilterResult, error) {
 		return res, err
 	}
 	defer w.Abort()
+	pend := &checked{o: o, w: w, res: &res}
 	seen := map[uint64]struct{}{}
 	for {
 		p, err := r.Next()
@@ -87,16 +95,75 @@ func Filter(ctx context.Context, o FilterOptions) (FilterResult, error) {
 			res.Dropped[reason]++
 			continue
 		}
-		if err := w.Write(p); err != nil {
+		if err := pend.add(ctx, p); err != nil {
 			return res, err
 		}
-		res.Rows++
+	}
+	if err := pend.flush(ctx); err != nil {
+		return res, err
 	}
 	if err := w.Close(); err != nil {
 		return res, err
 	}
 	o.Progress.Finish()
 	return res, nil
+}
+
+// checked holds the rows the rules kept until a batch is full for the Check (passes them
+// straight to the writer without one).
+type checked struct {
+	o     FilterOptions
+	w     *ProblemWriter
+	res   *FilterResult
+	batch []Problem
+}
+
+func (c *checked) add(ctx context.Context, p Problem) error {
+	if c.o.Check == nil {
+		return c.write(p)
+	}
+	c.batch = append(c.batch, p)
+	size := c.o.CheckBatch
+	if size <= 0 {
+		size = 512
+	}
+	if len(c.batch) < size {
+		return nil
+	}
+	return c.flush(ctx)
+}
+
+// flush runs the Check over the pending rows and writes those it keeps.
+func (c *checked) flush(ctx context.Context) error {
+	if len(c.batch) == 0 {
+		return nil
+	}
+	drop, err := c.o.Check(ctx, c.batch)
+	if err != nil {
+		return err
+	}
+	if len(drop) != len(c.batch) {
+		return fmt.Errorf("data filter: the check judged %d of %d rows", len(drop), len(c.batch))
+	}
+	for i, p := range c.batch {
+		if drop[i] != "" {
+			c.res.Dropped[drop[i]]++
+			continue
+		}
+		if err := c.write(p); err != nil {
+			return err
+		}
+	}
+	c.batch = c.batch[:0]
+	return nil
+}
+
+func (c *checked) write(p Problem) error {
+	if err := c.w.Write(p); err != nil {
+		return err
+	}
+	c.res.Rows++
+	return nil
 }
 
 func dropReason(p Problem, o FilterOptions, evalGrams map[uint64]struct{}, seen map[uint64]struct{}) string {

@@ -3,10 +3,13 @@ package data
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"testing"
 
 	"gorstar/chat"
@@ -178,6 +181,53 @@ func TestFilter(t *testing.T) {
 	res, err = Filter(context.Background(), FilterOptions{In: in, Out: out})
 	if err != nil || res.Rows != 6 || len(res.Dropped) != 0 {
 		t.Errorf("no rules: %+v %v", res, err)
+	}
+}
+
+// A Check sees only what the rules kept, in batches of CheckBatch in input order; its reasons are
+// counted and its drops left out; a Check that fails leaves no output.
+func TestFilterCheck(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	var ps []Problem
+	for i := range 7 {
+		ps = append(ps, Problem{ID: strconv.Itoa(i), Problem: "Problem number " + strconv.Itoa(i%5), Answer: "1"})
+	}
+	writeProblems(t, in, ps) // rows 5 and 6 repeat rows 0 and 1
+	out := filepath.Join(dir, "out.jsonl")
+	var batches [][]string
+	check := func(_ context.Context, rows []Problem) ([]string, error) {
+		var ids, drop []string
+		for _, p := range rows {
+			ids = append(ids, p.ID)
+			drop = append(drop, map[bool]string{true: "odd"}[p.ID[0]%2 == 1])
+		}
+		batches = append(batches, ids)
+		return drop, nil
+	}
+	res, err := Filter(context.Background(), FilterOptions{In: in, Out: out, Dedup: true, Check: check, CheckBatch: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBatches := [][]string{{"0", "1"}, {"2", "3"}, {"4"}}
+	if !reflect.DeepEqual(batches, wantBatches) {
+		t.Errorf("batches %v, want %v", batches, wantBatches)
+	}
+	if want := map[string]int{DropDuplicate: 2, "odd": 2}; res.Read != 7 || res.Rows != 3 || !reflect.DeepEqual(res.Dropped, want) {
+		t.Errorf("%+v", res)
+	}
+	got, _ := ReadAllProblems(out)
+	if len(got) != 3 || got[0].ID != "0" || got[1].ID != "2" || got[2].ID != "4" {
+		t.Errorf("kept %+v", got)
+	}
+	failing := filepath.Join(dir, "failing.jsonl")
+	_, err = Filter(context.Background(), FilterOptions{In: in, Out: failing, CheckBatch: 3,
+		Check: func(context.Context, []Problem) ([]string, error) { return nil, errors.New("policy lost") }})
+	if err == nil || err.Error() != "policy lost" {
+		t.Errorf("error %v", err)
+	}
+	if _, err := os.Stat(failing); !os.IsNotExist(err) {
+		t.Errorf("a failed check left %s: %v", failing, err)
 	}
 }
 
