@@ -38,6 +38,13 @@ func New(b Backend, tools exec.Runner, tok *tokenizer.Tokenizer, o Options) (*Lo
 	return &Loop{backend: b, tools: tools, tok: tok, render: r, opts: o, endOfTurn: r.EndOfTurn()}, nil
 }
 
+// Prompt renders a problem as every trajectory starts: one user turn holding the problem text,
+// under the renderer's template, tool schemas and primer. Counting its ids is counting what a
+// rollout's prompt costs (data filter --max-prompt-tokens).
+func Prompt(r *chat.Renderer, p data.Problem) ([]int32, error) {
+	return r.RenderPrompt([]chat.Message{{Role: chat.RoleUser, Content: p.Problem}})
+}
+
 // Run rolls out Options.Samples trajectories per problem, grades them against the problems'
 // answers and returns them in order (problem by problem, sample by sample) with their summary.
 // A trajectory the backend fails on ends with FinishError; Run itself fails only when ctx ends or
@@ -46,7 +53,7 @@ func (l *Loop) Run(ctx context.Context, problems []data.Problem) ([]Trajectory, 
 	start := time.Now()
 	prompts := make([][]int32, len(problems))
 	for i, p := range problems {
-		ids, err := l.render.RenderPrompt([]chat.Message{{Role: chat.RoleUser, Content: p.Problem}})
+		ids, err := Prompt(l.render, p)
 		if err != nil {
 			return nil, Summary{}, fmt.Errorf("rollout: render problem %d (%s): %w", i, p.ID, err)
 		}
