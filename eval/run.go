@@ -122,6 +122,22 @@ func Run(ctx context.Context, o Options) (Result, error) {
 // checkOptions rejects what cannot run, in the user's words, and fills the defaults.
 func checkOptions(o *Options) error {
 	switch {
+	case o.Eval.Limit < 0:
+		return usererr.New("eval: --limit must be ≥ 0, got %d", o.Eval.Limit)
+	case o.Data == "":
+		return usererr.New("eval: --data FILE is required (the problems to evaluate on)")
+	case o.Out == "":
+		return usererr.New("eval: --out RESULTS.parquet is required")
+	case !strings.HasSuffix(o.Out, ".parquet"):
+		return usererr.New("eval: --out must end in .parquet, got %q", o.Out)
+	}
+	return checkSampling(o)
+}
+
+// checkSampling checks the sampler and the policy's flags and fills the defaults: what Run and a
+// Rater share.
+func checkSampling(o *Options) error {
+	switch {
 	case o.Eval.Samples < 1:
 		return usererr.New("eval: --samples must be ≥ 1, got %d", o.Eval.Samples)
 	case o.Eval.Temperature < 0:
@@ -132,14 +148,6 @@ func checkOptions(o *Options) error {
 		return usererr.New("eval: --max-tokens must be ≥ 1, got %d", o.Eval.MaxTokens)
 	case o.Eval.MaxTurns < 1:
 		return usererr.New("eval: --max-turns must be ≥ 1, got %d", o.Eval.MaxTurns)
-	case o.Eval.Limit < 0:
-		return usererr.New("eval: --limit must be ≥ 0, got %d", o.Eval.Limit)
-	case o.Data == "":
-		return usererr.New("eval: --data FILE is required (the problems to evaluate on)")
-	case o.Out == "":
-		return usererr.New("eval: --out RESULTS.parquet is required")
-	case !strings.HasSuffix(o.Out, ".parquet"):
-		return usererr.New("eval: --out must end in .parquet, got %q", o.Out)
 	case o.Model == "" && len(o.Endpoints) == 0:
 		return usererr.New("eval: give --model DIR or --endpoint URL")
 	case o.Model != "" && len(o.Endpoints) > 0:

@@ -6,6 +6,7 @@ import (
 
 	"gorstar/config"
 	"gorstar/data"
+	"gorstar/eval"
 	"gorstar/rollout"
 )
 
@@ -120,14 +121,9 @@ func (t *trainer) hardProblems(ctx context.Context, problems []data.Problem, sta
 		return nil, err
 	}
 	var hard []int
-	for i := range problems {
-		solved := 0
-		for _, tr := range trajs[i*k : (i+1)*k] {
-			if tr.Reward > 0 {
-				solved++
-			}
-		}
-		if solved < k {
+	rates := eval.PassRates(problems, k, trajs, func(tr rollout.Trajectory) bool { return tr.Reward > 0 })
+	for i, r := range rates {
+		if r.AtMost(eval.NotAlwaysSolved(k)) { // the rule of `gorstar data filter --max-pass-rate`
 			hard = append(hard, i)
 		}
 	}
