@@ -8,7 +8,6 @@ import (
 
 	"gorstar/data"
 	"gorstar/internal/outpath"
-	"gorstar/internal/usererr"
 )
 
 func dataCommand() *cli.Command {
@@ -65,15 +64,12 @@ func dataCommand() *cli.Command {
 			},
 			{
 				Name:  "filter",
-				Usage: "drop problems by rule: non-integer answers, duplicates, overlap with evaluation sets",
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "in", Usage: "input problems `IN`", Required: true},
-					&cli.StringFlag{Name: "out", Usage: "output problems `OUT`", Required: true},
-					&cli.BoolFlag{Name: "integer-answers", Usage: "keep only integer answers"},
-					&cli.BoolFlag{Name: "dedup", Usage: "drop repeats of a problem (same text up to case, spacing and punctuation)"},
-					&cli.StringSliceFlag{Name: "decontaminate", Usage: "drop problems sharing an n-gram with the problems of `EVAL` (repeatable)"},
-					&cli.IntFlag{Name: "ngram", Value: 8, Usage: "words per n-gram for --decontaminate"},
-				},
+				Usage: "drop problems by rule (non-integer answers, duplicates, overlap with evaluation sets), by prompt length, or by a policy's pass rate",
+				Description: "Rules run first, then --max-prompt-tokens (the prompt a rollout starts from, rendered with rollout.template),\n" +
+					"then --max-pass-rate on what is left: each problem is sampled --samples times by --model or --endpoint with eval's\n" +
+					"settings ([eval] temperature, max_tokens, max_turns; strict grading) and kept when its share of correct samples\n" +
+					"is at most F. rStar2's stage 3 keeps problems not solved 8/8: --samples 8 --max-pass-rate 0.875.",
+				Flags:  dataFilterFlags(),
 				Action: dataFilter,
 			},
 			{
@@ -259,41 +255,6 @@ func countsLine(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s %d", it.k, it.v)
 	}
 	return strings.Join(parts, ", ")
-}
-
-func dataFilter(c *cli.Context) error {
-	o, err := globalOptions(c)
-	if err != nil {
-		return err
-	}
-	if c.IsSet("ngram") && len(c.StringSlice("decontaminate")) == 0 {
-		return usererr.New("data filter: --ngram needs --decontaminate EVAL")
-	}
-	in := c.String("in")
-	if err := outpath.File("--out", c.String("out"), append([]string{in}, c.StringSlice("decontaminate")...)...); err != nil {
-		return err
-	}
-	res, err := data.Filter(c.Context, data.FilterOptions{
-		In:             in,
-		Out:            c.String("out"),
-		IntegerAnswers: c.Bool("integer-answers"),
-		Dedup:          c.Bool("dedup"),
-		Decontaminate:  c.StringSlice("decontaminate"),
-		NGram:          c.Int("ngram"),
-		Progress:       o.Progress(data.RowCount(in), "filter"),
-	})
-	if err != nil {
-		return err
-	}
-	if o.JSON {
-		return printJSON(c, res)
-	}
-	dropped := "nothing dropped"
-	if len(res.Dropped) > 0 {
-		dropped = "dropped " + countsLine(res.Dropped)
-	}
-	fmt.Fprintf(c.App.Writer, "%s: kept %d of %d rows (%s)\n", res.Out, res.Rows, res.Read, dropped)
-	return nil
 }
 
 func dataSplit(c *cli.Context) error {

@@ -27,7 +27,7 @@ var globalUse = map[string][]string{
 	"data import":    {},
 	"data synth":     {"seed"},
 	"data stats":     {},
-	"data filter":    {},
+	"data filter":    {"seed", "device", "threads"}, // with --max-pass-rate
 	"data split":     {"seed"},
 	"data export":    {},
 	"serve":          {"seed", "device", "threads"},

@@ -1,0 +1,322 @@
+package cmd
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"gorstar/chat"
+	"gorstar/data"
+	"gorstar/engine"
+	"gorstar/eval"
+	"gorstar/internal/atomicfile"
+	"gorstar/internal/outpath"
+	"gorstar/internal/usererr"
+	"gorstar/rollout"
+	"gorstar/tokenizer"
+)
+
+// Reasons the model-aware checks of data filter drop a row (beside data's rule reasons).
+const (
+	dropPromptTokens = "prompt_tokens"
+	dropSolved       = "solved"
+)
+
+// Problems per pass-rate batch: enough samples in flight to fill the engine's batch many times
+// over, few enough that the progress bar moves.
+const passRateBatch = 256
+
+func dataFilterFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "in", Usage: "input problems `IN`", Required: true},
+		&cli.StringFlag{Name: "out", Usage: "output problems `OUT`", Required: true},
+		&cli.BoolFlag{Name: "integer-answers", Usage: "keep only integer answers"},
+		&cli.BoolFlag{Name: "dedup", Usage: "drop repeats of a problem (same text up to case, spacing and punctuation)"},
+		&cli.StringSliceFlag{Name: "decontaminate", Usage: "drop problems sharing an n-gram with the problems of `EVAL` (repeatable)"},
+		&cli.IntFlag{Name: "ngram", Value: 8, Usage: "words per n-gram for --decontaminate"},
+		&cli.IntFlag{Name: "max-prompt-tokens", Usage: "drop problems whose rollout prompt (rollout.template, tool schema, primer) is longer than `N` tokens"},
+		&cli.StringFlag{Name: "tokenizer", Usage: "`DIR` with tokenizer.json: counts --max-prompt-tokens (default --model), renders prompts for --endpoint"},
+		&cli.Float64Flag{Name: "max-pass-rate", Usage: "keep only problems the policy solves in at most a share `F` of --samples samples (not solved 8/8: 0.875)"},
+		&cli.StringFlag{Name: "model", Usage: "with --max-pass-rate: Hugging Face model `DIR` to sample natively"},
+		&cli.StringSliceFlag{Name: "endpoint", Usage: "with --max-pass-rate: OpenAI-compatible server `URL` (repeatable; instead of --model)"},
+		&cli.StringFlag{Name: "served-model", Usage: "with --endpoint: the model `NAME` the servers list"},
+		&cli.IntFlag{Name: "samples", Usage: "with --max-pass-rate: samples per problem, `K` (default rl.hard_only_samples)"},
+		&cli.IntFlag{Name: "concurrency", Value: 64, Usage: "with --max-pass-rate: samples in flight at once"},
+		&cli.StringFlag{Name: "pass-rates", Usage: "with --max-pass-rate: write each sampled problem's pass rate to `OUT.jsonl`"},
+	}
+}
+
+// filterResult is data's result with what the pass-rate check adds.
+type filterResult struct {
+	data.FilterResult
+	Rated     int    `json:"rated,omitempty"`
+	PassRates string `json:"pass_rates,omitempty"`
+}
+
+func dataFilter(c *cli.Context) error {
+	o, err := globalOptions(c)
+	if err != nil {
+		return err
+	}
+	if err := checkFilterFlags(c); err != nil {
+		return err
+	}
+	in, out := c.String("in"), c.String("out")
+	if err := outpath.File("--out", out, append([]string{in}, c.StringSlice("decontaminate")...)...); err != nil {
+		return err
+	}
+	if p := c.String("pass-rates"); p != "" {
+		if err := outpath.File("--pass-rates", p, in, out); err != nil {
+			return err
+		}
+	}
+	fc, err := openFilterChecks(c, o)
+	if err != nil {
+		return err
+	}
+	defer fc.close()
+	fo := data.FilterOptions{
+		In: in, Out: out,
+		IntegerAnswers: c.Bool("integer-answers"),
+		Dedup:          c.Bool("dedup"),
+		Decontaminate:  c.StringSlice("decontaminate"),
+		NGram:          c.Int("ngram"),
+		Progress:       o.Progress(data.RowCount(in), "filter"),
+	}
+	if fc.render != nil || fc.rater != nil {
+		fo.Check, fo.CheckBatch = fc.check, passRateBatch
+	}
+	res, err := data.Filter(c.Context, fo)
+	if err != nil {
+		return err
+	}
+	if err := fc.commit(); err != nil {
+		return err
+	}
+	full := filterResult{FilterResult: res, Rated: fc.rated, PassRates: c.String("pass-rates")}
+	if o.JSON {
+		return printJSON(c, full)
+	}
+	dropped := "nothing dropped"
+	if len(res.Dropped) > 0 {
+		dropped = "dropped " + countsLine(res.Dropped)
+	}
+	fmt.Fprintf(c.App.Writer, "%s: kept %d of %d rows (%s)\n", res.Out, res.Rows, res.Read, dropped)
+	return nil
+}
+
+// checkFilterFlags refuses flags that do nothing without the flag they serve, and values out of
+// range, before anything is opened.
+func checkFilterFlags(c *cli.Context) error {
+	if c.IsSet("ngram") && len(c.StringSlice("decontaminate")) == 0 {
+		return usererr.New("data filter: --ngram needs --decontaminate EVAL")
+	}
+	rated := c.IsSet("max-pass-rate")
+	for _, f := range []string{"endpoint", "served-model", "samples", "concurrency", "pass-rates"} {
+		if c.IsSet(f) && !rated {
+			return usererr.New("data filter: --%s needs --max-pass-rate F", f)
+		}
+	}
+	for _, f := range []string{"seed", "device", "threads"} {
+		if setIn(c, f) != nil && !rated {
+			return usererr.New("data filter: --%s needs --max-pass-rate F (it applies to the policy's sampling)", f)
+		}
+	}
+	if c.IsSet("model") && !rated && !c.IsSet("max-prompt-tokens") {
+		return usererr.New("data filter: --model needs --max-pass-rate F or --max-prompt-tokens N")
+	}
+	if c.IsSet("tokenizer") && !c.IsSet("endpoint") && !c.IsSet("max-prompt-tokens") {
+		return usererr.New("data filter: --tokenizer needs --max-prompt-tokens N or --endpoint URL")
+	}
+	if c.IsSet("max-prompt-tokens") {
+		if n := c.Int("max-prompt-tokens"); n < 1 {
+			return usererr.New("data filter: --max-prompt-tokens must be ≥ 1, got %d", n)
+		}
+		if c.String("tokenizer") == "" && c.String("model") == "" {
+			return usererr.New("data filter: --max-prompt-tokens needs --tokenizer DIR (or --model DIR) to count tokens")
+		}
+	}
+	if !rated {
+		return nil
+	}
+	if f := c.Float64("max-pass-rate"); !(f >= 0 && f <= 1) {
+		return usererr.New("data filter: --max-pass-rate must be in [0, 1], got %g", f)
+	}
+	if c.IsSet("samples") && c.Int("samples") < 1 {
+		return usererr.New("data filter: --samples must be ≥ 1, got %d", c.Int("samples"))
+	}
+	if c.IsSet("concurrency") && c.Int("concurrency") < 1 {
+		return usererr.New("data filter: --concurrency must be ≥ 1, got %d", c.Int("concurrency"))
+	}
+	switch model, endpoints := c.String("model"), c.StringSlice("endpoint"); {
+	case model == "" && len(endpoints) == 0:
+		return usererr.New("data filter: --max-pass-rate needs --model DIR or --endpoint URL (the policy to sample)")
+	case model != "" && len(endpoints) > 0:
+		return usererr.New("data filter: give --model DIR or --endpoint URL, not both")
+	case len(endpoints) > 0 && c.String("served-model") == "":
+		return usererr.New("data filter: --endpoint needs --served-model NAME (the name the server lists)")
+	case len(endpoints) > 0 && c.String("tokenizer") == "":
+		return usererr.New("data filter: --endpoint needs --tokenizer DIR (the served model's tokenizer.json)")
+	}
+	return nil
+}
+
+// filterChecks are the checks data filter composes after data's rules: the prompt's length in
+// tokens, then (on what is left) the policy's pass rate.
+type filterChecks struct {
+	maxTokens int
+	render    *chat.Renderer
+
+	maxRate float64
+	rater   *eval.Rater
+	rated   int
+	rates   *atomicfile.File
+	ratesW  *bufio.Writer
+	ratesJ  *json.Encoder
+}
+
+// openFilterChecks loads the tokenizer and opens the policy the flags ask for (none: no checks).
+func openFilterChecks(c *cli.Context, o Options) (*filterChecks, error) {
+	fc := &filterChecks{}
+	if c.IsSet("max-prompt-tokens") {
+		tmpl, err := chat.LoadTemplate(o.Config.Rollout.Template)
+		if err != nil {
+			return nil, usererr.New("data filter: rollout.template %q: %v", o.Config.Rollout.Template, err)
+		}
+		dir := c.String("tokenizer")
+		if dir == "" {
+			dir = c.String("model")
+		}
+		tok, err := tokenizer.Load(dir)
+		if err != nil {
+			return nil, err
+		}
+		co := chat.DefaultOptions() // what rollouts render with, under the configured template
+		co.Template = tmpl
+		if fc.render, err = chat.NewRenderer(tok, co); err != nil {
+			return nil, usererr.New("data filter: %s: %v", dir, err)
+		}
+		fc.maxTokens = c.Int("max-prompt-tokens")
+	}
+	if !c.IsSet("max-pass-rate") {
+		return fc, nil
+	}
+	if err := fc.openRater(c, o); err != nil {
+		fc.close()
+		return nil, err
+	}
+	return fc, nil
+}
+
+// openRater opens the policy with `gorstar eval`'s sampling ([eval] temperature and limits,
+// rollout.top_p, strict grading) and --samples per problem, and starts the --pass-rates file.
+func (fc *filterChecks) openRater(c *cli.Context, o Options) error {
+	fc.maxRate = c.Float64("max-pass-rate")
+	cfg := o.Config.Eval
+	cfg.Samples = o.Config.RL.HardOnlySamples
+	if c.IsSet("samples") {
+		cfg.Samples = c.Int("samples")
+	}
+	if c.String("model") != "" {
+		if err := initKernels(o); err != nil {
+			return err
+		}
+	}
+	warn := func(s string) {
+		if !o.Quiet {
+			fmt.Fprintf(c.App.ErrWriter, "gorstar: warning: %s\n", s)
+		}
+	}
+	var err error
+	fc.rater, err = eval.NewRater(c.Context, eval.Options{
+		Eval: cfg, TopP: o.Config.Rollout.TopP, Seed: uint64(o.Seed),
+		Model: c.String("model"), Endpoints: c.StringSlice("endpoint"), ServedModel: c.String("served-model"),
+		Tokenizer: c.String("tokenizer"),
+		Template:  o.Config.Rollout.Template, ToolTextChars: o.Config.Rollout.ToolTextChars,
+		Exec: o.Config.Exec, Concurrency: c.Int("concurrency"),
+		Engine: engine.Options{Seed: uint64(o.Seed)},
+		Warn:   warn,
+	})
+	if err != nil {
+		return err
+	}
+	if p := c.String("pass-rates"); p != "" {
+		if fc.rates, err = atomicfile.Create(p); err != nil {
+			return err
+		}
+		fc.ratesW = bufio.NewWriter(fc.rates)
+		fc.ratesJ = json.NewEncoder(fc.ratesW)
+	}
+	return nil
+}
+
+// check is data.FilterOptions.Check: too long a prompt first, then too high a pass rate.
+func (fc *filterChecks) check(ctx context.Context, rows []data.Problem) ([]string, error) {
+	drop := make([]string, len(rows))
+	var toRate []data.Problem
+	var at []int
+	for i, p := range rows {
+		if fc.render != nil {
+			ids, err := rollout.Prompt(fc.render, p)
+			if err != nil {
+				return nil, fmt.Errorf("data filter: render problem %s: %w", p.ID, err)
+			}
+			if len(ids) > fc.maxTokens {
+				drop[i] = dropPromptTokens
+				continue
+			}
+		}
+		if fc.rater != nil {
+			toRate, at = append(toRate, p), append(at, i)
+		}
+	}
+	if len(toRate) == 0 {
+		return drop, nil
+	}
+	rates, err := fc.rater.Rate(ctx, toRate)
+	if err != nil {
+		return nil, err
+	}
+	fc.rated += len(rates)
+	for j, r := range rates {
+		kept := r.AtMost(fc.maxRate)
+		if !kept {
+			drop[at[j]] = dropSolved
+		}
+		if fc.ratesJ != nil {
+			if err := fc.ratesJ.Encode(passRateLine{PassRate: r, Kept: kept}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return drop, nil
+}
+
+// passRateLine is a line of --pass-rates.
+type passRateLine struct {
+	eval.PassRate
+	Kept bool `json:"kept"`
+}
+
+// commit publishes the --pass-rates file once the filter succeeded.
+func (fc *filterChecks) commit() error {
+	if fc.rates == nil {
+		return nil
+	}
+	if err := fc.ratesW.Flush(); err != nil {
+		return err
+	}
+	return fc.rates.Commit()
+}
+
+func (fc *filterChecks) close() {
+	if fc.rates != nil {
+		fc.rates.Abort()
+	}
+	if fc.rater != nil {
+		fc.rater.Close()
+	}
+}
