@@ -170,8 +170,14 @@ func quickstartEval(t *testing.T, dir string, cfg config.Config) {
 			t.Fatal(err)
 		}
 		samples := make([]rl.Sample, len(trajs))
-		answered := 0
+		answered, toolRight := 0, 0
 		for i, tr := range trajs {
+			for _, turn := range tr.Turns {
+				if turn.ToolText == held[tr.ProblemIndex].Answer {
+					toolRight++ // the code copied the expression right: the tool printed the answer
+					break
+				}
+			}
 			samples[i] = rl.Sample{Reward: tr.Reward, ToolCalls: tr.ToolCalls, FailedCalls: tr.FailedToolCalls,
 				AnswerTags: tr.AnswerTags, Turns: tr.NumTurns, Truncated: tr.Finish == rollout.FinishTruncated, ResponseTokens: len(tr.ResponseIDs)}
 			if tr.Finish == rollout.FinishAnswer && strings.Contains(tr.Text, "\\boxed{") {
@@ -184,7 +190,7 @@ func quickstartEval(t *testing.T, dir string, cfg config.Config) {
 			}
 		}
 		s := rl.Stats(samples)
-		fmt.Printf("%s\taccuracy %.3f\twell-formed %.3f\tfailed+ %.3f\tcalls %.2f\ttrunc %.3f\t%.0f s\n", filepath.Base(m), s.Accuracy,
+		fmt.Printf("%s\taccuracy %.3f\ttool printed the answer %.3f\twell-formed %.3f\tfailed+ %.3f\tcalls %.2f\ttrunc %.3f\t%.0f s\n", filepath.Base(m), s.Accuracy, float64(toolRight)/float64(len(trajs)),
 			float64(answered)/float64(len(trajs)), s.FailedCallSharePositive, s.CallsPerRollout, s.TruncationRate, sum.Seconds)
 	}
 }
