@@ -57,10 +57,10 @@ func rlAction(c *cli.Context) error {
 		opts.Logf = func(format string, args ...any) { fmt.Fprintf(c.App.ErrWriter, format+"\n", args...) }
 	}
 	res, err := rl.Run(c.Context, opts)
-	bar.Finish()
 	if err != nil {
 		return err
 	}
+	bar.Finish()
 	if o.JSON {
 		return printJSON(c, res)
 	}

@@ -13,7 +13,8 @@ type Data struct {
 
 // DataSynth configures the synthetic arithmetic task. The defaults (products of two 3–4 digit
 // numbers) are hard for a tiny model to answer directly and easy with the Python tool, which is
-// what the quickstart needs to show RL teaching tool use.
+// what the quickstart needs to show RL teaching tool use. sft_recovery adds conversations that
+// recover from a failed call, for RoC to act on (rl/README.md's experiment used 0.3).
 type DataSynth struct {
 	Task  string `toml:"task" comment:"Generator: arith (integer arithmetic, answers computed exactly)."`
 	Train int    `toml:"train" comment:"Training problems to synthesize."`
@@ -32,7 +33,7 @@ func DefaultData() Data {
 }
 
 func DefaultDataSynth() DataSynth {
-	return DataSynth{Task: "arith", Train: 2000, Eval: 100, SFT: 500, SFTRecovery: 0.3, MinDigits: 3, MaxDigits: 4, Operands: 2, Ops: "*"}
+	return DataSynth{Task: "arith", Train: 2000, Eval: 100, SFT: 500, MinDigits: 3, MaxDigits: 4, Operands: 2, Ops: "*"}
 }
 
 func (d Data) Validate() error { return d.Synth.Validate() }

@@ -10,7 +10,7 @@ type Eval struct {
 }
 
 func DefaultEval() Eval {
-	return Eval{Samples: 4, Temperature: 0.6, MaxTurns: 4, MaxTokens: 256}
+	return Eval{Samples: 4, Temperature: 0.6, MaxTurns: 4, MaxTokens: 512, Limit: 50}
 }
 
 func (e Eval) Validate() error {

@@ -43,15 +43,19 @@ type Stage struct {
 }
 
 func DefaultRL() RL {
+	// The quickstart (rl/README.md): the tiny model after SFT on the synthetic task, minutes on two
+	// cores. rStar2: 512 prompts × 32 rollouts, 16 kept, lr 1e-6 after 20 warm-up steps, 1
+	// optimizer step per RL step.
 	return RL{
-		PromptsPerStep: 8, GroupSize: 8, Oversample: 2, RoC: "paper",
-		LR: 2e-4, WarmupSteps: 2, Beta1: 0.9, Beta2: 0.999, WeightDecay: 0.01, GradClip: 1.0,
+		PromptsPerStep: 8, GroupSize: 4, Oversample: 2, RoC: "paper",
+		LR: 5e-4, WarmupSteps: 2, Beta1: 0.9, Beta2: 0.999, WeightDecay: 0.01, GradClip: 1.0,
 		ClipLow: 0.2, ClipHigh: 0.28, MiniBatches: 2,
-		MaxLogprobDelta: 0.05, MicroBatchTokens: 16384, HardOnlySamples: 8, InfraRetries: 3,
+		MaxLogprobDelta: 0.05, MicroBatchTokens: 16384, HardOnlySamples: 4, HardOnlyPool: 64, InfraRetries: 3,
+		EvalEvery: 4,
 		Stages: []Stage{
-			{Name: "stage1", Steps: 10, MaxResponseTokens: 192, MaxTurns: 4},
-			{Name: "stage2", Steps: 5, MaxResponseTokens: 256, MaxTurns: 4},
-			{Name: "stage3", Steps: 5, MaxResponseTokens: 256, MaxTurns: 6, HardOnly: true, ResetOptimizer: true},
+			{Name: "stage1", Steps: 12, MaxResponseTokens: 512, MaxTurns: 4},
+			{Name: "stage2", Steps: 6, MaxResponseTokens: 640, MaxTurns: 5},
+			{Name: "stage3", Steps: 4, MaxResponseTokens: 640, MaxTurns: 5, HardOnly: true, ResetOptimizer: true},
 		},
 	}
 }

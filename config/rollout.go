@@ -2,7 +2,7 @@ package config
 
 // Rollout configures multi-turn tool-calling rollouts.
 type Rollout struct {
-	Template      string   `toml:"template" comment:"Chat template: a built-in name (rstar2, chatml) or a file path."`
+	Template      string   `toml:"template" comment:"Chat template: a built-in name (compact, rstar2, chatml) or a file path; SFT, RL, eval and serve must use the same one."`
 	MaxTurns      int      `toml:"max_turns" comment:"Most assistant turns per rollout (a tool call in the last one is not run)."`
 	ToolTextChars int      `toml:"tool_text_chars" comment:"Tool output shown to the model is cut to this many characters (head + marker + tail)."`
 	Temperature   float64  `toml:"temperature" comment:"Sampling temperature of RL rollouts."`

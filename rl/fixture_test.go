@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -20,7 +21,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if err := kernels.Init(0, 2); err != nil {
+	threads := 2
+	if n, err := strconv.Atoi(os.Getenv("GORSTAR_THREADS")); err == nil {
+		threads = n // the experiment's choice (TestQuickstart)
+	}
+	if err := kernels.Init(0, threads); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}

@@ -64,44 +64,60 @@ func quickstartData(t *testing.T, dir string, s config.DataSynth) {
 		n    int
 		seed int64
 		sft  bool
-	}{{"train.jsonl", s.Train, 1, false}, {"eval.jsonl", s.Eval, 2, false}, {"sft.jsonl", s.SFT, 3, true}} {
+	}{{"train.jsonl", s.Train, 1, false}, {"sft.jsonl", s.SFT, 3, true}} {
 		if _, err := data.Synth(context.Background(), data.SynthOptions{Task: s.Task, N: f.n, Out: filepath.Join(dir, f.name),
 			SFT: f.sft, RecoveryShare: s.SFTRecovery, Seed: f.seed, Arith: arith}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// Held out: problems of seed 2 that neither the RL nor the SFT data asks.
 	seen := map[string]bool{}
-	for _, name := range []string{"train.jsonl", "eval.jsonl"} {
-		ps, err := data.ReadAllProblems(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range ps {
-			if name == "eval.jsonl" && seen[p.Problem] {
-				t.Fatalf("held-out problem %q is also a training problem", p.Problem)
-			}
-			seen[p.Problem] = true
-		}
+	train, err := data.ReadAllProblems(filepath.Join(dir, "train.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range train {
+		seen[p.Problem] = true
 	}
 	convs, err := data.ReadAllConversations(filepath.Join(dir, "sft.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range convs {
-		if seen[c.Messages[0].Content] {
-			t.Fatalf("SFT conversation %s asks a training or held-out problem", c.ID)
+		seen[c.Messages[0].Content] = true
+	}
+	gen, err := data.NewArith(arith, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := data.CreateProblems(filepath.Join(dir, "eval.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < s.Eval; {
+		p := gen.Next().Problem(arith)
+		if !seen[p.Problem] {
+			seen[p.Problem] = true
+			w.Write(p)
+			n++
 		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
 func quickstartSFT(t *testing.T, dir string, cfg config.Config) {
-	base := filepath.Join(dir, "tiny")
-	if _, err := model.InitDir(base, model.InitOptions{Preset: "tiny", Seed: 1}); err != nil {
+	base, out := filepath.Join(dir, "tiny"), filepath.Join(dir, "sft")
+	resume := os.Getenv("GORSTAR_QUICKSTART_RESUME") != ""
+	if from := os.Getenv("GORSTAR_QUICKSTART_FROM"); from != "" { // continue from an earlier SFT
+		base, out = from, os.Getenv("GORSTAR_QUICKSTART_OUT")
+	} else if _, err := model.InitDir(base, model.InitOptions{Preset: "tiny", Seed: 1}); err != nil && !resume {
 		t.Fatal(err)
 	}
 	began := time.Now()
 	res, err := sft.Run(context.Background(), sft.Options{Model: base, Data: filepath.Join(dir, "sft.jsonl"),
-		Out: filepath.Join(dir, "sft"), Config: cfg.SFT, Template: cfg.Rollout.Template, Seed: 1,
+		Out: out, Resume: resume, Config: cfg.SFT, Template: cfg.Rollout.Template, Seed: 1,
 		Progress: func(p sft.Progress) {
 			t.Logf("sft step %d/%d loss %.4f %.0f tok/s", p.Step, p.Steps, p.Loss, p.TokensPerS)
 		}})
@@ -154,16 +170,27 @@ func quickstartEval(t *testing.T, dir string, cfg config.Config) {
 			t.Fatal(err)
 		}
 		samples := make([]rl.Sample, len(trajs))
-		answered := 0
+		answered, toolRight := 0, 0
 		for i, tr := range trajs {
+			for _, turn := range tr.Turns {
+				if turn.ToolText == held[tr.ProblemIndex].Answer {
+					toolRight++ // the code copied the expression right: the tool printed the answer
+					break
+				}
+			}
 			samples[i] = rl.Sample{Reward: tr.Reward, ToolCalls: tr.ToolCalls, FailedCalls: tr.FailedToolCalls,
 				AnswerTags: tr.AnswerTags, Turns: tr.NumTurns, Truncated: tr.Finish == rollout.FinishTruncated, ResponseTokens: len(tr.ResponseIDs)}
 			if tr.Finish == rollout.FinishAnswer && strings.Contains(tr.Text, "\\boxed{") {
 				answered++
 			}
 		}
+		if os.Getenv("GORSTAR_QUICKSTART_SHOW") != "" {
+			for _, tr := range trajs[:4] {
+				fmt.Printf("--- %s (%s, reward %g)\n%s\n", tr.ProblemID, tr.Finish, tr.Reward, tr.Text)
+			}
+		}
 		s := rl.Stats(samples)
-		fmt.Printf("%s\taccuracy %.3f\twell-formed %.3f\tfailed+ %.3f\tcalls %.2f\ttrunc %.3f\t%.0f s\n", filepath.Base(m), s.Accuracy,
+		fmt.Printf("%s\taccuracy %.3f\ttool printed the answer %.3f\twell-formed %.3f\tfailed+ %.3f\tcalls %.2f\ttrunc %.3f\t%.0f s\n", filepath.Base(m), s.Accuracy, float64(toolRight)/float64(len(trajs)),
 			float64(answered)/float64(len(trajs)), s.FailedCallSharePositive, s.CallsPerRollout, s.TruncationRate, sum.Seconds)
 	}
 }

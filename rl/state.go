@@ -45,14 +45,14 @@ func checkOut(out string, resume bool) error {
 	if st, err := os.Stat(out); err == nil && !st.IsDir() {
 		return usererr.New("--out %s: is a file, want a directory", out)
 	}
-	if resume {
-		return nil
-	}
 	latest, err := model.LatestCheckpoint(checkpointsDir(out))
 	if err != nil {
 		return err
 	}
-	if latest != "" {
+	if resume && latest == "" {
+		return usererr.New("--resume: no complete checkpoint in %s", checkpointsDir(out))
+	}
+	if !resume && latest != "" {
 		return usererr.New("--out %s: holds checkpoints of an earlier run (%s): pass --resume to continue it, or choose another directory", out, filepath.Base(latest))
 	}
 	return nil
