@@ -11,6 +11,7 @@ import (
 
 	"gorstar/chat"
 	"gorstar/data"
+	"gorstar/engine"
 	"gorstar/internal/usererr"
 	"gorstar/model"
 	"gorstar/reward"
@@ -30,6 +31,8 @@ func rolloutCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "endpoint", Usage: "OpenAI-compatible server `URL` (repeatable) instead of --model"},
 			&cli.StringFlag{Name: "served-model", Usage: "model id to ask the endpoints for (with --endpoint)"},
 			&cli.StringFlag{Name: "tokenizer", Usage: "tokenizer `DIR` of the served model (with --endpoint)"},
+			&cli.IntFlag{Name: "concurrency", Usage: "trajectories in flight at once (with --endpoint: completions in flight over all servers)",
+				DefaultText: "--max-seqs natively, 64 on endpoints"},
 			&cli.StringFlag{Name: "data", Usage: "problems table `FILE` (.parquet or .jsonl with problem and answer)"},
 			&cli.IntFlag{Name: "samples", Value: 1, Usage: "rollouts per problem (a GRPO group)"},
 			&cli.StringFlag{Name: "out", Usage: "traces `FILE` (.parquet), written when every rollout is done"},
@@ -86,13 +89,13 @@ func rolloutAction(c *cli.Context) error {
 			return usererr.New("--data %s: problem %d (%s) has no answer to grade against", c.String("data"), i+1, p.ID)
 		}
 	}
-	p, err := loadPolicy(c, o, c.String("model"), 0)
+	p, err := openRolloutPolicy(c, o)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
-	opts.Chat = chat.Options{Template: p.Template, Tools: []json.RawMessage{chat.PythonTool}, Primer: p.Primer}
-	opts.Concurrency = p.Engine.Options().MaxSeqs
+	opts.Chat = p.ChatOptions([]json.RawMessage{chat.PythonTool})
+	opts.Concurrency = p.Concurrency
 	_, execCfg, err := execConfig(c)
 	if err != nil {
 		return err
@@ -105,7 +108,7 @@ func rolloutAction(c *cli.Context) error {
 
 	bar := o.Progress(int64(len(problems)*opts.Samples), "rollout")
 	opts.OnFinish = func(rollout.Trajectory) { bar.Add(1) }
-	loop, err := rollout.New(&rollout.EngineBackend{Engine: p.Engine}, pool, p.Tokenizer, opts)
+	loop, err := rollout.New(p.Backend, pool, p.Tokenizer, opts)
 	if err != nil {
 		return usererr.Wrap(err)
 	}
@@ -133,15 +136,65 @@ func rolloutAction(c *cli.Context) error {
 	return nil
 }
 
+// openRolloutPolicy loads --model on the in-process engine (sized by the engine flags), or
+// connects to the --endpoint servers and checks that they serve --served-model; the template is
+// --template or rollout.template either way.
+func openRolloutPolicy(c *cli.Context, o Options) (*rollout.Policy, error) {
+	if dir := c.String("model"); dir != "" {
+		if err := checkModelDir("--model", dir); err != nil {
+			return nil, err
+		}
+		if err := initKernels(o); err != nil {
+			return nil, err
+		}
+		if err := checkEngineFlags(c, dir); err != nil {
+			return nil, err
+		}
+	}
+	name := c.String("template")
+	if name == "" {
+		name = o.Config.Rollout.Template
+	}
+	tmpl, err := chat.LoadTemplate(name)
+	if err != nil {
+		return nil, usererr.New("--template %s: %v", name, err)
+	}
+	eo := engine.Options{KVTokens: c.Int("kv-tokens"), MaxSeqs: c.Int("max-seqs"), StepTokens: c.Int("step-tokens"), Seed: uint64(o.Seed)}
+	if c.IsSet("concurrency") && !c.IsSet("max-seqs") {
+		eo.MaxSeqs = c.Int("concurrency")
+	}
+	p, err := rollout.OpenPolicy(c.Context, rollout.PolicyOptions{
+		Model: c.String("model"), Engine: eo,
+		Endpoints: c.StringSlice("endpoint"), ServedModel: c.String("served-model"), Tokenizer: c.String("tokenizer"),
+		Template: tmpl, Primer: c.String("primer"), Concurrency: c.Int("concurrency"),
+		Warn: func(s string) {
+			if !o.Quiet {
+				fmt.Fprintf(c.App.ErrWriter, "gorstar: warning: %s\n", s)
+			}
+		},
+	})
+	if err != nil && usererr.Is(err) && c.String("model") == "" {
+		return nil, usererr.New("rollout: %w", err)
+	}
+	return p, err
+}
+
 // checkRolloutFlags refuses what cannot run before anything loads: the backend choice, the
 // required files, and output paths whose folder does not exist (found now, not after the run).
 func checkRolloutFlags(c *cli.Context) error {
-	if c.IsSet("endpoint") {
-		// Remote backends (rollout over OpenAI-compatible servers) are not part of this build yet.
-		return usererr.New("rollout: --endpoint is not available in this build; use --model DIR")
+	model, endpoints := c.String("model"), c.StringSlice("endpoint")
+	switch {
+	case model == "" && len(endpoints) == 0:
+		return usererr.New("rollout: give --model DIR or --endpoint URL (see `gorstar rollout --help`)")
+	case model != "" && len(endpoints) > 0:
+		return usererr.New("rollout: give --model DIR or --endpoint URL, not both")
+	case len(endpoints) > 0 && c.String("served-model") == "":
+		return usererr.New("rollout: --endpoint needs --served-model NAME (the name the server lists)")
+	case len(endpoints) > 0 && c.String("tokenizer") == "":
+		return usererr.New("rollout: --endpoint needs --tokenizer DIR (the served model's tokenizer.json, to send prompts as token ids)")
 	}
-	if c.String("model") == "" {
-		return usererr.New("rollout: give --model DIR (see `gorstar rollout --help`)")
+	if c.Int("concurrency") < 0 {
+		return usererr.New("rollout: --concurrency must be ≥ 1, got %d", c.Int("concurrency"))
 	}
 	for _, name := range []string{"data", "out"} {
 		if c.String(name) == "" {

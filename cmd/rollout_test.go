@@ -1,12 +1,15 @@
 package cmd
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"gorstar/internal/testmodel"
+	"gorstar/rollout"
 )
 
 // writeFile writes text to name in dir and returns its path.
@@ -71,6 +74,7 @@ func TestRolloutBadInput(t *testing.T) {
 	if err := os.Remove(filepath.Join(noTok, "tokenizer.json")); err != nil {
 		t.Fatal(err)
 	}
+	down := "http://" + freeAddr(t)
 	out := filepath.Join(dir, "t.parquet")
 	for _, tc := range []struct {
 		name string
@@ -81,7 +85,10 @@ func TestRolloutBadInput(t *testing.T) {
 		{"problem without an answer", []string{"--model", model, "--data", noAnswer}, "no answer"},
 		{"model without a tokenizer", []string{"--model", noTok, "--data", good}, "tokenizer.json"},
 		{"template that does not parse", []string{"--model", model, "--data", good, "--template", badTemplate}, "bad.tmpl"},
-		{"endpoint", []string{"--endpoint", "http://127.0.0.1:1", "--data", good}, "not available in this build"},
+		{"endpoint without a served model", []string{"--endpoint", "http://127.0.0.1:1", "--tokenizer", model, "--data", good}, "--served-model NAME"},
+		{"endpoint without a tokenizer", []string{"--endpoint", "http://127.0.0.1:1", "--served-model", "tiny", "--data", good}, "--tokenizer DIR"},
+		{"model and endpoint", []string{"--model", model, "--endpoint", "http://127.0.0.1:1", "--data", good}, "not both"},
+		{"endpoint down", []string{"--endpoint", down, "--served-model", "tiny", "--tokenizer", model, "--data", good}, down},
 		{"no model", []string{"--data", good}, "--model"},
 		{"missing data", []string{"--model", model, "--data", filepath.Join(dir, "none.jsonl")}, "none.jsonl"},
 		{"out folder missing", []string{"--model", model, "--data", good, "--out", filepath.Join(dir, "no", "t.parquet")}, "does not exist"},
@@ -95,6 +102,68 @@ func TestRolloutBadInput(t *testing.T) {
 			t.Errorf("%s: %s was written", tc.name, out)
 		}
 	}
+}
+
+// The same rollouts natively and through `gorstar serve` over HTTP (--endpoint): with one turn
+// and the same seeds, the trajectories are the same token for token.
+func TestRolloutThroughServe(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "tiny")
+	if r := runCLI(t, "model", "init", "--out", model, "--preset", "tiny"); r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	problems := writeFile(t, dir, "p.jsonl", `{"problem":"What is 1+1?","answer":"2"}`+"\n"+`{"problem":"What is 2+3?","answer":"5"}`+"\n")
+	common := []string{"rollout", "--data", problems, "--samples", "3", "--max-tokens", "24", "--max-turns", "1",
+		"--temperature", "0.8", "--workers", "2", "--seed", "5", "--json", "--quiet"}
+	native := runCLI(t, append(common, "--model", model, "--out", filepath.Join(dir, "n.parquet"), "--jsonl", filepath.Join(dir, "n.jsonl"))...)
+	if native.Code != 0 && strings.Contains(native.Stderr, "sandbox") {
+		t.Skipf("skipped: no Python sandbox here: %s", native.Stderr)
+	}
+	if native.Code != 0 {
+		t.Fatalf("native: %+v", native)
+	}
+	url := startServe(t, model)
+	remote := runCLI(t, append(common, "--endpoint", url, "--served-model", "tiny", "--tokenizer", model, "--concurrency", "4",
+		"--out", filepath.Join(dir, "r.parquet"), "--jsonl", filepath.Join(dir, "r.jsonl"))...)
+	if remote.Code != 0 {
+		t.Fatalf("remote: %+v", remote)
+	}
+	if sum := decodeJSON(t, remote); sum["trajectories"] != float64(6) {
+		t.Errorf("remote trajectories %v, want 6", sum["trajectories"])
+	}
+	a, b := readTraces(t, filepath.Join(dir, "n.jsonl")), readTraces(t, filepath.Join(dir, "r.jsonl"))
+	if len(a) != 6 || len(b) != 6 {
+		t.Fatalf("%d native and %d remote traces, want 6 each", len(a), len(b))
+	}
+	for i := range a {
+		if !slices.Equal(a[i].PromptIDs, b[i].PromptIDs) || !slices.Equal(a[i].ResponseIDs, b[i].ResponseIDs) ||
+			a[i].Finish != b[i].Finish || a[i].Seed != b[i].Seed {
+			t.Errorf("trace %d differs:\nnative %+v\nremote %+v", i, a[i], b[i])
+		}
+	}
+	// A served model the server does not list: one line naming what it lists.
+	r := runCLI(t, append(common, "--endpoint", url, "--served-model", "nope", "--tokenizer", model,
+		"--out", filepath.Join(dir, "x.parquet"))...)
+	if r.Code != 1 || !strings.Contains(r.Stderr, `"nope"`) || !strings.Contains(r.Stderr, "tiny") || strings.Count(r.Stderr, "\n") != 1 {
+		t.Errorf("unlisted model: %+v", r)
+	}
+}
+
+func readTraces(t *testing.T, path string) []rollout.Trajectory {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []rollout.Trajectory
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var tr rollout.Trajectory
+		if err := json.Unmarshal([]byte(line), &tr); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tr)
+	}
+	return out
 }
 
 // The bench runs end to end on a few rollouts and reports the issue's fields.

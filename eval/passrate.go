@@ -57,7 +57,7 @@ func PassRates(problems []data.Problem, k int, trajs []rollout.Trajectory, corre
 // evaluation (Options.Eval's samples, temperature, turn and token limits; strict grading).
 type Rater struct {
 	o     Options
-	pol   *policy
+	pol   *rollout.Policy
 	tools exec.Runner
 	pool  *lazyPool
 	ro    rollout.Options
@@ -95,7 +95,7 @@ func NewRater(ctx context.Context, o Options) (*Rater, error) {
 func (r *Rater) Rate(ctx context.Context, problems []data.Problem) ([]PassRate, error) {
 	ro := r.ro
 	ro.Seed = rollout.SampleSeed(r.o.Seed, -4, r.rated)
-	loop, err := rollout.New(r.pol.backend, r.tools, r.pol.tok, ro)
+	loop, err := rollout.New(r.pol.Backend, r.tools, r.pol.Tokenizer, ro)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func (r *Rater) Rate(ctx context.Context, problems []data.Problem) ([]PassRate, 
 
 // Close releases the policy and the sandbox pool.
 func (r *Rater) Close() {
-	r.pol.close()
+	r.pol.Close()
 	if r.pool != nil {
 		r.pool.Close()
 	}

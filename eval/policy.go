@@ -6,59 +6,37 @@ import (
 
 	"gorstar/chat"
 	"gorstar/config"
-	"gorstar/engine"
 	"gorstar/exec"
 	"gorstar/internal/usererr"
-	"gorstar/openai"
 	"gorstar/rollout"
 	"gorstar/tokenizer"
 )
 
-// policy is what samples are drawn from: a backend for the rollout loop, the tokenizer prompts
-// are rendered with, and what the manifest records about the model.
-type policy struct {
-	backend rollout.Backend
-	tok     *tokenizer.Tokenizer
-	close   func()
-}
-
-// openPolicy loads the model natively (engine.LoadPolicy) or connects to the endpoints and
-// checks that they serve the model.
-func openPolicy(ctx context.Context, o Options, tmpl *chat.Template, primer string, m *Manifest) (*policy, error) {
+// openPolicy opens the policy (rollout.OpenPolicy: natively or on the endpoints, checked to
+// serve the model) and records in the manifest where the samples come from.
+func openPolicy(ctx context.Context, o Options, tmpl *chat.Template, primer string, m *Manifest) (*rollout.Policy, error) {
+	p, err := rollout.OpenPolicy(ctx, rollout.PolicyOptions{
+		Model: o.Model, Engine: o.Engine,
+		Endpoints: o.Endpoints, ServedModel: o.ServedModel, Tokenizer: o.Tokenizer,
+		Template: tmpl, Primer: primer, Concurrency: o.Concurrency, Warn: o.Warn,
+	})
+	if err != nil {
+		if usererr.Is(err) && len(o.Endpoints) > 0 {
+			return nil, usererr.New("eval: %w", err)
+		}
+		return nil, err
+	}
 	if o.Model != "" {
-		eo := o.Engine
-		if eo.MaxSeqs == 0 {
-			eo.MaxSeqs = o.Concurrency
-		}
-		p, err := engine.LoadPolicy(o.Model, engine.PolicyOptions{Template: tmpl, Primer: primer, Engine: eo})
-		if err != nil {
-			return nil, err
-		}
 		hash, err := modelSHA256(o.Model)
 		if err != nil {
 			p.Close()
 			return nil, err
 		}
 		m.Model, m.ModelSHA256 = o.Model, hash
-		return &policy{backend: &rollout.EngineBackend{Engine: p.Engine}, tok: p.Tokenizer, close: p.Close}, nil
+	} else {
+		m.Endpoints, m.ServedModel = p.Endpoints, p.ServedModel
 	}
-	tok, err := tokenizer.Load(o.Tokenizer)
-	if err != nil {
-		return nil, err
-	}
-	c, err := openai.New(openai.Options{Endpoints: o.Endpoints, Model: o.ServedModel, Tokenizer: tok, Warn: o.Warn})
-	if err != nil {
-		return nil, usererr.New("eval: %v", err)
-	}
-	if err := c.CheckModel(ctx); err != nil {
-		c.Close()
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, usererr.New("eval: %v", err)
-	}
-	m.Endpoints, m.ServedModel = c.Endpoints(), o.ServedModel
-	return &policy{backend: &rollout.RemoteBackend{Client: c, Concurrency: o.Concurrency}, tok: tok, close: c.Close}, nil
+	return p, nil
 }
 
 // chatOptions are the template, the tool schema (none without the tool) and the primer.

@@ -56,8 +56,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	defer pol.close()
-	if man.TemplateSHA256, err = templateFingerprint(pol.tok, co); err != nil {
+	defer pol.Close()
+	if man.TemplateSHA256, err = templateFingerprint(pol.Tokenizer, co); err != nil {
 		return Result{}, err
 	}
 
@@ -87,7 +87,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	ro := rolloutOptions(o, co)
 	ro.Pending = func(i, j int) bool { return !finished[[2]int{i, j}] }
 	ro.OnFinish = run.finish
-	loop, err := rollout.New(pol.backend, tools, pol.tok, ro)
+	loop, err := rollout.New(pol.Backend, tools, pol.Tokenizer, ro)
 	if err != nil {
 		return Result{}, err
 	}

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -95,17 +94,28 @@ func NewPool(ctx context.Context, cfg config.Exec) (*Pool, error) {
 	}
 	p.slots = make([]*slot, n)
 	errs := make([]error, n)
+	// At most one zygote per core starts at a time: each imports and warms its modules (sympy,
+	// numpy: seconds of CPU), and 64 started at once on 2 busy cores all ran past the readiness
+	// limit, which is meant for one start, not for a queue of them.
+	starting := make(chan struct{}, max(1, runtime.NumCPU()))
 	var wg sync.WaitGroup
 	for i := range p.slots {
 		p.slots[i] = &slot{idx: i, private: make(chan *job, 64)}
 		wg.Add(1)
 		go func(s *slot) {
 			defer wg.Done()
+			select {
+			case starting <- struct{}{}:
+			case <-ctx.Done():
+				errs[s.idx] = ctx.Err()
+				return
+			}
+			defer func() { <-starting }()
 			s.w, errs[s.idx] = startWorker(ctx, p.sb, p.prefixes, p.zygoteConf(s.idx))
 		}(p.slots[i])
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := startFailures(errs); err != nil {
 		for _, s := range p.slots {
 			if s.w != nil {
 				s.w.kill()
@@ -119,6 +129,28 @@ func NewPool(ctx context.Context, cfg config.Exec) (*Pool, error) {
 		go p.serve(s)
 	}
 	return p, nil
+}
+
+// startFailures is nil when every worker started, else one line: the first failure and how many
+// of the workers failed (64 copies of the same reason helped nobody).
+func startFailures(errs []error) error {
+	var first error
+	failed := 0
+	for _, err := range errs {
+		if err != nil {
+			failed++
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	switch failed {
+	case 0:
+		return nil
+	case 1:
+		return first
+	}
+	return fmt.Errorf("%d of %d workers failed to start, the first: %w", failed, len(errs), first)
 }
 
 func (p *Pool) zygoteConf(idx int) zygoteConf {

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -159,4 +160,22 @@ func manyAssignments(n int) string {
 		fmt.Fprintf(&b, "v%d = %d\n", i, i)
 	}
 	return b.String()
+}
+
+// Workers that fail to start are reported in one line: how many, and the first reason.
+func TestStartFailuresOneLine(t *testing.T) {
+	bad := errors.New("start zygote: not ready after 2 minutes")
+	for _, c := range []struct {
+		errs []error
+		want string
+	}{
+		{[]error{nil, nil}, ""},
+		{[]error{nil, bad}, bad.Error()},
+		{[]error{bad, nil, bad}, "2 of 3 workers failed to start, the first: " + bad.Error()},
+	} {
+		err := startFailures(c.errs)
+		if got := fmt.Sprint(err); (err == nil) != (c.want == "") || (err != nil && got != c.want) {
+			t.Errorf("startFailures(%v) = %v, want %q", c.errs, err, c.want)
+		}
+	}
 }

@@ -124,10 +124,18 @@ func (l *Loop) start(ctx context.Context, batch []*run) error {
 	return nil
 }
 
-// overlapped keeps up to Concurrency trajectories in flight, each on its own: it resumes as soon
-// as its tool answers, and a finished trajectory's slot goes to the next batch.
+// overlapped keeps up to Concurrency trajectories running, each on its own: it resumes as soon
+// as its tool answers, and a finished trajectory's slot goes to the next batch. One batch more is
+// started ahead and waits in the backend's queue, so the backend fills a freed slot in the step it
+// frees it: without it, a slot would wait for the trajectory's goroutine to finish (grading,
+// OnFinish), for a whole batch's slots, and for the submission, a few engine steps each time —
+// what kept short evaluations at a fraction of the engine's rate.
 func (l *Loop) overlapped(ctx context.Context, work [][]*run) error {
-	slots := make(chan struct{}, l.opts.Concurrency)
+	ahead := 0
+	for _, b := range work {
+		ahead = max(ahead, len(b))
+	}
+	slots := make(chan struct{}, l.opts.Concurrency+ahead)
 	var wg sync.WaitGroup
 	var firstErr error
 	var mu sync.Mutex

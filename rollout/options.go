@@ -30,6 +30,8 @@ type Options struct {
 	Overlap bool
 	// Concurrency bounds the trajectories in flight at once (a naive wave's size); it should not
 	// pass the backend's batch (engine.Options.MaxSeqs), since a paused sequence keeps its slot.
+	// The overlapped schedule starts one group more ahead, queued in the backend, so a freed slot
+	// is refilled at once.
 	Concurrency int
 	// Reward is how trajectories are graded (Truncated is set per trajectory).
 	Reward reward.Options
