@@ -63,6 +63,7 @@ func newApp() *cli.App {
 // Main executes the command line args (program name first) and returns the exit status: 0 success,
 // 1 user error, 2 internal error, 130 interrupted. SIGINT and SIGTERM cancel the command's context.
 func Main(args []string, stdout, stderr io.Writer) int {
+	kernels.ExecWithOpenMPEnv(args) // a short OpenMP spin, unless the user chose one
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return run(ctx, args, os.Stdin, stdout, stderr)
