@@ -107,6 +107,36 @@ func (m *Model) SaveAs(dir string, dtype safetensors.DType) error {
 	return atomicfile.WriteDir(dir, func(tmp string) error { return m.writeHF(tmp, dtype) })
 }
 
+// SaveInto writes the model into dir without replacing the directory, so files already there
+// that are not the model's (a training run's checkpoints/ and metrics.jsonl) stay. Each file is
+// written whole into a temporary directory inside dir and renamed into place, config.json last,
+// so dir is a loadable model only once all its weights are there.
+func (m *Model) SaveInto(dir string) error {
+	tmp := filepath.Join(dir, ".final-model")
+	if err := m.Save(tmp); err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return err
+	}
+	last := ""
+	for _, e := range entries {
+		if e.Name() == "config.json" {
+			last = e.Name()
+			continue
+		}
+		if err := os.Rename(filepath.Join(tmp, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	if last == "" {
+		return errors.New("save final model: no config.json written")
+	}
+	return os.Rename(filepath.Join(tmp, last), filepath.Join(dir, last))
+}
+
 var torchDTypes = map[safetensors.DType]string{safetensors.F32: "float32", safetensors.BF16: "bfloat16", safetensors.F16: "float16"}
 
 // writeHF writes the Hugging Face files of the model into an existing directory.

@@ -42,6 +42,41 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 }
 
+// SaveInto keeps what else is in the directory and leaves no temporary directory behind.
+func TestSaveIntoKeepsOtherFiles(t *testing.T) {
+	m, err := New(microConfig("qwen3", true), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "checkpoints", "step-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "metrics.jsonl"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SaveInto(dir); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	if !slices.Equal(paramsOf(got), paramsOf(m)) {
+		t.Error("parameters changed in SaveInto/Load")
+	}
+	for _, name := range []string{"checkpoints/step-1", "metrics.jsonl"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s was not kept: %v", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".final-model")); !os.IsNotExist(err) {
+		t.Errorf("temporary directory left behind: %v", err)
+	}
+}
+
 func TestSaveBF16(t *testing.T) {
 	m, _ := New(microConfig("qwen3", true), 2)
 	defer m.Close()

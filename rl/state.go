@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"hash/fnv"
 	"math/rand/v2"
 	"os"
@@ -203,33 +202,4 @@ func fingerprint(o Options) string {
 	}{c, o.Rollout, o.Reward, o.Eval, o.Seed})
 	h.Write(js)
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// publishModel writes the final model into out beside checkpoints/ and metrics.jsonl: each file
-// is written whole into a temporary directory and renamed into place, config.json last, so out
-// is a loadable model only once all its weights are there (as package sft does).
-func publishModel(m *model.Model, out string) error {
-	tmp := filepath.Join(out, ".final-model")
-	if err := m.Save(tmp); err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	entries, err := os.ReadDir(tmp)
-	if err != nil {
-		return err
-	}
-	last := ""
-	for _, e := range entries {
-		if e.Name() == "config.json" {
-			last = e.Name()
-			continue
-		}
-		if err := os.Rename(filepath.Join(tmp, e.Name()), filepath.Join(out, e.Name())); err != nil {
-			return err
-		}
-	}
-	if last == "" {
-		return errors.New("save final model: no config.json written")
-	}
-	return os.Rename(filepath.Join(tmp, last), filepath.Join(out, last))
 }

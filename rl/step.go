@@ -167,7 +167,7 @@ func (s *StageResult) add(m StepMetrics, steps int) {
 
 // finish publishes the final model and sums the run up.
 func (t *trainer) finish() (Result, error) {
-	err := t.eng.WithModel(context.Background(), func(m *model.Model) error { return publishModel(m, t.o.Out) })
+	err := t.eng.WithModel(context.Background(), func(m *model.Model) error { return m.SaveInto(t.o.Out) })
 	if err != nil {
 		return Result{}, err
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"hash/fnv"
 	"os"
 	"path/filepath"
@@ -159,33 +158,4 @@ func fingerprint(train, held []Example, c config.SFT, seed uint64) string {
 	}{c, seed})
 	h.Write(js)
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// publishModel writes the final model into out beside checkpoints/ and metrics.jsonl: each file
-// is written whole into a temporary directory and renamed into place, config.json last, so out
-// is a loadable model only once all its weights are there.
-func publishModel(m *model.Model, out string) error {
-	tmp := filepath.Join(out, ".final-model")
-	if err := m.Save(tmp); err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	entries, err := os.ReadDir(tmp)
-	if err != nil {
-		return err
-	}
-	var last string
-	for _, e := range entries {
-		if e.Name() == "config.json" {
-			last = e.Name()
-			continue
-		}
-		if err := os.Rename(filepath.Join(tmp, e.Name()), filepath.Join(out, e.Name())); err != nil {
-			return err
-		}
-	}
-	if last == "" {
-		return errors.New("save final model: no config.json written")
-	}
-	return os.Rename(filepath.Join(tmp, last), filepath.Join(out, last))
 }

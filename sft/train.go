@@ -228,7 +228,7 @@ func (t *trainer) finish() (Result, error) {
 			return Result{}, err
 		}
 	}
-	if err := publishModel(t.m, t.o.Out); err != nil {
+	if err := t.m.SaveInto(t.o.Out); err != nil {
 		return Result{}, err
 	}
 	return Result{Steps: len(t.plan), TrainLoss: t.st.trainLoss(), EvalLoss: t.st.EvalLoss, Tokens: t.st.Tokens,
