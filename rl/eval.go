@@ -40,5 +40,5 @@ func (t *trainer) logEvalBeforeTraining(ctx context.Context) error {
 	}
 	met.Stage = t.o.RL.Stages[0].Name
 	t.o.logf("rl: held-out accuracy before RL: %.3f", *met.EvalAccuracy)
-	return t.met.write(met)
+	return t.met.Write(met)
 }

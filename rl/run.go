@@ -10,6 +10,7 @@ import (
 	"gorstar/data"
 	"gorstar/engine"
 	"gorstar/exec"
+	"gorstar/internal/metricslog"
 	"gorstar/internal/usererr"
 	"gorstar/model"
 	"gorstar/tokenizer"
@@ -33,7 +34,7 @@ type trainer struct {
 	rng         *rand.Rand // RoC's draws and the mini-batch split; its state travels in checkpoints
 	pcg         *rand.PCG
 	stage       *stageData // the problems of the current stage, in their order
-	met         *metricsLog
+	met         *metricslog.Log
 	began       time.Time
 	stepRerolls int // infra re-rolls in the current step
 }
@@ -109,7 +110,7 @@ func prepare(ctx context.Context, o Options) (*trainer, error) {
 	if o.Resume {
 		from = t.st.Step
 	}
-	if t.met, err = openMetrics(o.Out, from); err != nil {
+	if t.met, err = metricslog.Open(o.Out, from); err != nil {
 		t.close()
 		return nil, err
 	}

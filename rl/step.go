@@ -132,7 +132,7 @@ func (t *trainer) endStep(ctx context.Context, met StepMetrics, seconds float64)
 	}
 	t.st.Last = met
 	t.st.Stages[len(t.st.Stages)-1].add(met, within+1)
-	if err := t.met.write(met); err != nil {
+	if err := t.met.Write(met); err != nil {
 		return err
 	}
 	if stageEnd || c.SaveEvery > 0 && t.st.Step%c.SaveEvery == 0 {

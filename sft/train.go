@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gorstar/chat"
+	"gorstar/internal/metricslog"
 	"gorstar/internal/usererr"
 	"gorstar/model"
 	"gorstar/rl"
@@ -24,7 +25,7 @@ type trainer struct {
 	opt       *model.Optimizer
 	start     int // first step this process runs
 	st        runState
-	metrics   *metricsLog
+	metrics   *metricslog.Log
 	ds        Dataset
 	fingerprt string
 }
@@ -82,7 +83,11 @@ func prepare(o Options) (*trainer, error) {
 	if err := t.loadModel(); err != nil {
 		return nil, err
 	}
-	if t.metrics, err = openMetrics(o.Out, t.start); err != nil {
+	keep := t.start // a run at step 0, fresh or resumed, keeps no earlier lines
+	if keep == 0 {
+		keep = -1
+	}
+	if t.metrics, err = metricslog.Open(o.Out, keep); err != nil {
 		t.close()
 		return nil, err
 	}
