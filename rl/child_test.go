@@ -2,14 +2,11 @@ package rl_test
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	osexec "os/exec"
-	"syscall"
 	"testing"
 
+	"gorstar/internal/childtest"
 	"gorstar/rl"
 )
 
@@ -27,14 +24,14 @@ type childSpec struct {
 // runChild is TestMain's branch in the child process.
 func runChild() int {
 	var spec childSpec
-	if err := json.Unmarshal([]byte(os.Getenv(childEnv)), &spec); err != nil {
+	if err := childtest.Decode(childEnv, &spec); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
 	o := spec.Options
 	o.Progress = func(p rl.Progress) {
 		if p.Step == spec.KillAt {
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			childtest.KillSelf()
 		}
 	}
 	if _, err := rl.Run(context.Background(), o); err != nil {
@@ -47,15 +44,7 @@ func runChild() int {
 // runKilled runs spec in a child process and checks that SIGKILL ended it.
 func runKilled(t *testing.T, spec childSpec) {
 	t.Helper()
-	js, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := osexec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+string(js))
-	out, err := cmd.CombinedOutput()
-	var exit *osexec.ExitError
-	if !errors.As(err, &exit) || !exit.Sys().(syscall.WaitStatus).Signaled() || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("child (kill at step %d) ended with %v, want SIGKILL\n%s", spec.KillAt, err, out)
+	if err := childtest.RunKilled(childEnv, spec); err != nil {
+		t.Fatalf("kill at step %d: %v", spec.KillAt, err)
 	}
 }

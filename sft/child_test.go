@@ -2,15 +2,12 @@ package sft
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	osexec "os/exec"
-	"syscall"
 	"testing"
 
 	"gorstar/config"
+	"gorstar/internal/childtest"
 )
 
 // childEnv carries a childSpec to a copy of the test binary that trains and SIGKILLs itself.
@@ -34,14 +31,14 @@ func (c childSpec) options() Options {
 // runChild is TestMain's branch in the child process.
 func runChild() int {
 	var spec childSpec
-	if err := json.Unmarshal([]byte(os.Getenv(childEnv)), &spec); err != nil {
+	if err := childtest.Decode(childEnv, &spec); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
 	o := spec.options()
 	o.Progress = func(p Progress) {
 		if p.Step == spec.KillAt {
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			childtest.KillSelf()
 		}
 	}
 	if _, err := Run(context.Background(), o); err != nil {
@@ -54,15 +51,7 @@ func runChild() int {
 // runKilled runs spec in a child process and checks that SIGKILL ended it.
 func runKilled(t *testing.T, spec childSpec) {
 	t.Helper()
-	js, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := osexec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+string(js))
-	out, err := cmd.CombinedOutput()
-	var exit *osexec.ExitError
-	if !errors.As(err, &exit) || !exit.Sys().(syscall.WaitStatus).Signaled() || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("child (kill at step %d) ended with %v, want SIGKILL\n%s", spec.KillAt, err, out)
+	if err := childtest.RunKilled(childEnv, spec); err != nil {
+		t.Fatalf("kill at step %d: %v", spec.KillAt, err)
 	}
 }
