@@ -41,10 +41,12 @@ var rlCharts = []chartSpec{
 		{Name: "after RoC", Keys: []string{"accuracy_after_roc"}},
 		{Name: "accuracy", Keys: []string{"accuracy"}}}},
 	{ID: "rl-length", Title: "Response length", YLabel: "tokens", Series: []seriesSpec{
-		{Name: "positives", Keys: []string{"response_tokens_positive"}},
+		{Name: "positives", Keys: []string{"mean_response_tokens_positive", "response_tokens_positive"}},
+		{Name: "negatives", Keys: []string{"mean_response_tokens_negative", "response_tokens_negative"}},
 		{Name: "all", Keys: []string{"mean_response_tokens", "response_tokens"}}}},
-	{ID: "rl-failed-tools", Title: "Failed tool calls in positives", YLabel: "share of calls", Series: []seriesSpec{
-		{Name: "failed share", Keys: []string{"failed_tool_share_positive", "failed_tool_call_rate_positive"}}}},
+	{ID: "rl-failed-tools", Title: "Failed tool calls in positives and negatives", YLabel: "share of calls", Series: []seriesSpec{
+		{Name: "positives", Keys: []string{"failed_tool_share_positive", "failed_tool_call_rate_positive"}},
+		{Name: "negatives", Keys: []string{"failed_tool_share_negative"}}}},
 	{ID: "rl-clip", Title: "Clip fraction", YLabel: "share of tokens", Series: []seriesSpec{
 		{Name: "clipped", Keys: []string{"clip_fraction"}}}},
 	// Entropy (≈1 nat) and KL (≈0.01) apart: on one axis the KL would be a flat line at zero.
