@@ -129,9 +129,9 @@ func rolloutAction(c *cli.Context) error {
 	if o.JSON {
 		return printJSON(c, sum)
 	}
-	fmt.Fprintf(c.App.Writer, "%d trajectories, %d correct; %d tool calls (%d failed), %d truncated, %d errors; "+
+	fmt.Fprintf(c.App.Writer, "%d trajectories, %d correct, %d well formed; %d tool calls (%d failed), %d truncated, %d errors; "+
 		"%.0f tokens/s, tools p50 %.0f ms, p99 %.0f ms, %.0f%% of the time waiting on tools; traces in %s\n",
-		sum.Trajectories, sum.Correct, sum.ToolCalls, sum.FailedToolCalls, sum.Truncated, sum.Errors,
+		sum.Trajectories, sum.Correct, sum.WellFormed, sum.ToolCalls, sum.FailedToolCalls, sum.Truncated, sum.Errors,
 		sum.DecodeTokensPerS, sum.ToolP50MS, sum.ToolP99MS, 100*sum.ToolWaitFraction, c.String("out"))
 	return nil
 }

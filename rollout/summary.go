@@ -18,7 +18,9 @@ type Summary struct {
 	InternalToolErrors int `json:"internal_tool_errors"`
 	Errors             int `json:"errors"`
 	Truncated          int `json:"truncated"`
-	GeneratedTokens    int `json:"generated_tokens"`
+	// WellFormed counts trajectories in the format the model is taught (Trajectory.WellFormed).
+	WellFormed      int `json:"well_formed"`
+	GeneratedTokens int `json:"generated_tokens"`
 	// DecodeTokensPerS is generated tokens over the run's wall time.
 	DecodeTokensPerS float64 `json:"decode_tokens_per_s"`
 	// ToolWaitFraction is the share of the trajectories' time spent paused on tools.
@@ -37,6 +39,9 @@ func Summarize(ts []Trajectory, wall time.Duration) Summary {
 		t := &ts[i]
 		if t.Correct {
 			s.Correct++
+		}
+		if t.WellFormed() {
+			s.WellFormed++
 		}
 		s.ToolCalls += t.ToolCalls
 		s.FailedToolCalls += t.FailedToolCalls

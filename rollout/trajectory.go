@@ -74,3 +74,22 @@ const (
 	StatusParseError = "parse_error"
 	StatusNotRun     = "not_run"
 )
+
+// WellFormed says the trajectory is in the format SFT teaches, whatever its answer: every tool call
+// it made parsed (a known tool, JSON arguments, code given), and it ended either with an
+// <answer> holding a \boxed{} the grader could read, or at the turn limit still calling the tool.
+// A truncated trajectory is not well formed.
+func (t *Trajectory) WellFormed() bool {
+	for _, rec := range t.Turns {
+		if rec.Status == StatusParseError {
+			return false
+		}
+	}
+	switch t.Finish {
+	case FinishAnswer:
+		return t.Extracted != ""
+	case FinishMaxTurns:
+		return true
+	}
+	return false
+}
