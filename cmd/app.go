@@ -35,19 +35,19 @@ func newApp() *cli.App {
 		// Repeatable flags are repeated: a comma belongs to the value (`--set exec.modules=math,sympy`).
 		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
-			configCommand(),
-			modelCommand(),
+			trainCommand(),
+			sftCommand(),
+			rlCommand(),
+			evalCommand(),
+			rolloutCommand(),
+			reportCommand(),
+			dataCommand(),
 			execCommand(),
 			rewardCommand(),
-			dataCommand(),
+			modelCommand(),
 			serveCommand(),
 			chatCommand(),
-			sftCommand(),
-			reportCommand(),
-			rolloutCommand(),
-			evalCommand(),
-			rlCommand(),
-			trainCommand(),
+			configCommand(),
 		},
 	}
 	cli.VersionPrinter = func(c *cli.Context) {

@@ -36,7 +36,7 @@ func TestBadOutputPaths(t *testing.T) {
 func TestBadCommandLines(t *testing.T) {
 	p := map[string]string{"p.jsonl": badProblems}
 	runBad(t, "", []badCase{
-		{args: []string{"dat"}, want: `unknown command "dat"; did you mean "data"? (commands: config`},
+		{args: []string{"dat"}, want: `unknown command "dat"; did you mean "data"? (commands: train`},
 		{args: []string{"data", "statz", "p.jsonl"}, files: p, want: `did you mean "data stats"?`},
 		{args: []string{"data", "import", "--in", "p.jsonl"}, files: p, want: "data import: missing required flag --out"},
 		{args: []string{"serve"}, want: "serve: missing required flag --model"},
