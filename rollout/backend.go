@@ -1,9 +1,12 @@
 package rollout
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
-// Backend is the policy a Loop samples from: the in-process engine (EngineBackend) or, later,
-// OpenAI-compatible servers. It deals in token ids only, so a trajectory is never re-tokenized.
+// Backend is the policy a Loop samples from: the in-process engine (EngineBackend) or
+// OpenAI-compatible servers (RemoteBackend). It deals in token ids only, so a trajectory is never re-tokenized.
 type Backend interface {
 	// Start begins one sequence per request. The requests of a group come in one call, so a
 	// backend can prefill their shared prompt once. The streams are in the requests' order.
@@ -62,3 +65,10 @@ const (
 	EndClosed                // an end token: the model closed its turn
 	EndLength                // the response budget is spent: the sequence cannot go on
 )
+
+// closedBy says a turn's last token is one of the end tokens: the model closed the turn itself,
+// even when that token was the last its budget allowed. Both backends read a turn's end this way.
+func closedBy(tokens, end []int32) bool {
+	n := len(tokens)
+	return n > 0 && slices.Contains(end, tokens[n-1])
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"gorstar/engine"
 )
@@ -66,16 +65,14 @@ func (s *engineStream) Next(ctx context.Context) (Turn, error) {
 			t.LogProbs = append(t.LogProbs, ev.LogProb)
 		case engine.EventPaused:
 			t.End = EndPaused
-			if n := len(t.Tokens); n > 0 && ev.Stop == "" && slices.Contains(s.end, t.Tokens[n-1]) {
+			if ev.Stop == "" && closedBy(t.Tokens, s.end) {
 				t.End = EndClosed
 			}
 			return t, nil
 		case engine.EventDone:
 			err := turnEnd(&t, ev)
-			// A turn whose last allowed token is an end token was closed by the model, as the
-			// remote backend reads it: the budget ran out only after the turn had ended.
-			if n := len(t.Tokens); err == nil && t.End == EndLength && n > 0 && slices.Contains(s.end, t.Tokens[n-1]) {
-				t.End = EndClosed
+			if err == nil && t.End == EndLength && closedBy(t.Tokens, s.end) {
+				t.End = EndClosed // the budget ran out only after the model had closed its turn
 			}
 			return t, err
 		}

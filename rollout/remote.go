@@ -95,9 +95,8 @@ func (s *remoteStream) Next(ctx context.Context) (Turn, error) {
 // remoteEnd maps a completion's finish to the turn's end: an end token the model wrote closes
 // the turn; another stop is a pause string; a length stop is the budget (or PauseAfter).
 func remoteEnd(c openai.Completion, r Request, used int, pausedAfter bool) TurnEnd {
-	n := len(c.Tokens)
 	switch {
-	case n > 0 && slices.Contains(r.EndTokens, c.Tokens[n-1]):
+	case closedBy(c.Tokens, r.EndTokens):
 		return EndClosed
 	case c.FinishReason == "stop":
 		return EndPaused
