@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,10 +15,7 @@ import (
 )
 
 func TestChatWithLocalModel(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "tiny")
-	if r := runCLI(t, "model", "init", "--out", dir, "--preset", "tiny"); r.Code != 0 {
-		t.Fatalf("%+v", r)
-	}
+	dir := initTiny(t)
 	r := runCLIWith(context.Background(), "2+2?\n/reset\nagain\n", "chat", "--model", dir, "--no-tools",
 		"--max-tokens", "4", "--quiet", "--seed", "1")
 	if r.Code != 0 {

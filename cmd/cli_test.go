@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -22,6 +23,16 @@ type cliResult struct {
 func runCLI(t *testing.T, args ...string) cliResult {
 	t.Helper()
 	return runCLIWith(context.Background(), "", args...)
+}
+
+// initTiny runs `gorstar model init --preset tiny` into a fresh directory and returns its path.
+func initTiny(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "tiny")
+	if r := runCLI(t, "model", "init", "--out", dir, "--preset", "tiny"); r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	return dir
 }
 
 // runCLIWith runs gorstar in-process with a context (its end is the user's Ctrl-C) and stdin. It

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,10 +12,7 @@ import (
 // `gorstar serve` answers on loopback, `gorstar chat --endpoint` talks to it, and the server stops
 // cleanly when its context ends.
 func TestServeAndChatEndpoint(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "tiny")
-	if r := runCLI(t, "model", "init", "--out", dir, "--preset", "tiny"); r.Code != 0 {
-		t.Fatalf("%+v", r)
-	}
+	dir := initTiny(t)
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

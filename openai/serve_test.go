@@ -6,7 +6,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,19 +14,13 @@ import (
 	"time"
 
 	"gorstar/engine"
-	"gorstar/kernels"
+	"gorstar/internal/testmodel"
 	"gorstar/model"
 	"gorstar/serve"
 	"gorstar/tokenizer"
 )
 
-func TestMain(m *testing.M) {
-	if err := kernels.Init(0, 2); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testmodel.Main(m) }
 
 func tinyDir(t *testing.T, seed uint64) string {
 	t.Helper()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
 	osexec "os/exec"
 	"slices"
 	"testing"
@@ -13,18 +11,12 @@ import (
 
 	"gorstar/config"
 	"gorstar/exec"
-	"gorstar/kernels"
+	"gorstar/internal/testmodel"
 	"gorstar/model"
 	"gorstar/tokenizer"
 )
 
-func TestMain(m *testing.M) {
-	if err := kernels.Init(0, 2); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testmodel.Main(m) }
 
 func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -53,8 +53,15 @@ func loadEngine(t *testing.T, dir string, opts engine.Options) (*engine.Engine, 
 // serveDir serves the model of dir on 127.0.0.1 and returns its URL.
 func serveDir(t *testing.T, dir string, opts engine.Options) string {
 	t.Helper()
+	return serveDirWith(t, dir, opts, Options{ModelName: "tiny"})
+}
+
+// serveDirWith serves the model of dir on 127.0.0.1 with the server options srvOpts and returns
+// its URL; the server, engine and model are closed, in that order, when the test ends.
+func serveDirWith(t *testing.T, dir string, opts engine.Options, srvOpts Options) string {
+	t.Helper()
 	eng, tok := loadEngine(t, dir, opts)
-	srv, err := New(eng, tok, Options{ModelName: "tiny"})
+	srv, err := New(eng, tok, srvOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -18,7 +17,6 @@ import (
 
 	"gorstar/engine"
 	"gorstar/internal/testmodel"
-	"gorstar/model"
 	"gorstar/tokenizer"
 )
 
@@ -27,38 +25,7 @@ func TestMain(m *testing.M) { testmodel.Main(m) }
 // startServer writes a `model init` tiny model, loads it and serves it on 127.0.0.1.
 func startServer(t *testing.T, opts engine.Options) string {
 	t.Helper()
-	dir := testmodel.TinyDir(t)
-	m, err := model.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Close)
-	tok, err := tokenizer.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Tokenizer = tok
-	eng, err := engine.New(m, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(eng, tok, Options{ModelName: "tiny", Primer: "<reason>"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: srv.Handler()}
-	go hs.Serve(ln)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		hs.Shutdown(ctx)
-		eng.Close()
-	})
-	return "http://" + ln.Addr().String()
+	return serveDirWith(t, testmodel.TinyDir(t), opts, Options{ModelName: "tiny", Primer: "<reason>"})
 }
 
 type response struct {
