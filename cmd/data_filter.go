@@ -10,7 +10,6 @@ import (
 
 	"gorstar/chat"
 	"gorstar/data"
-	"gorstar/engine"
 	"gorstar/eval"
 	"gorstar/internal/atomicfile"
 	"gorstar/internal/outpath"
@@ -220,26 +219,11 @@ func (fc *filterChecks) openRater(c *cli.Context, o Options) error {
 	if c.IsSet("samples") {
 		cfg.Samples = c.Int("samples")
 	}
-	if c.String("model") != "" {
-		if err := initKernels(o); err != nil {
-			return err
-		}
+	eo, err := evalPolicyOptions(c, o, cfg, o.Config.Rollout.TopP)
+	if err != nil {
+		return err
 	}
-	warn := func(s string) {
-		if !o.Quiet {
-			fmt.Fprintf(c.App.ErrWriter, "gorstar: warning: %s\n", s)
-		}
-	}
-	var err error
-	fc.rater, err = eval.NewRater(c.Context, eval.Options{
-		Eval: cfg, TopP: o.Config.Rollout.TopP, Seed: uint64(o.Seed),
-		Model: c.String("model"), Endpoints: c.StringSlice("endpoint"), ServedModel: c.String("served-model"),
-		Tokenizer: c.String("tokenizer"),
-		Template:  o.Config.Rollout.Template, ToolTextChars: o.Config.Rollout.ToolTextChars,
-		Exec: o.Config.Exec, Concurrency: c.Int("concurrency"),
-		Engine: engine.Options{Seed: uint64(o.Seed)},
-		Warn:   warn,
-	})
+	fc.rater, err = eval.NewRater(c.Context, eo)
 	if err != nil {
 		return err
 	}

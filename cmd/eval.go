@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"gorstar/config"
 	"gorstar/engine"
 	"gorstar/eval"
 	"gorstar/internal/progress"
@@ -61,28 +62,15 @@ func evalAction(c *cli.Context) error {
 	if c.IsSet("top-p") {
 		topP = c.Float64("top-p")
 	}
-	if c.String("model") != "" {
-		if err := initKernels(o); err != nil {
-			return err
-		}
+	eo, err := evalPolicyOptions(c, o, cfg, topP)
+	if err != nil {
+		return err
 	}
-	warn := func(s string) {
-		if !o.Quiet {
-			fmt.Fprintf(c.App.ErrWriter, "gorstar: warning: %s\n", s)
-		}
-	}
-	res, err := eval.Run(c.Context, eval.Options{
-		Eval: cfg, TopP: topP, NoTool: c.Bool("no-tool"), Seed: uint64(o.Seed),
-		Data: c.String("data"), Out: c.String("out"),
-		Model: c.String("model"), Endpoints: c.StringSlice("endpoint"), ServedModel: c.String("served-model"),
-		Tokenizer: c.String("tokenizer"),
-		Template:  o.Config.Rollout.Template, ToolTextChars: o.Config.Rollout.ToolTextChars,
-		Exec: o.Config.Exec, Concurrency: c.Int("concurrency"),
-		Engine:   engine.Options{KVTokens: c.Int("kv-tokens"), Seed: uint64(o.Seed)},
-		Version:  version,
-		Progress: progress.Options{Out: c.App.ErrWriter, Quiet: o.Quiet || o.JSON},
-		Warn:     warn,
-	})
+	eo.NoTool, eo.Data, eo.Out = c.Bool("no-tool"), c.String("data"), c.String("out")
+	eo.Engine.KVTokens = c.Int("kv-tokens")
+	eo.Version = version
+	eo.Progress = progress.Options{Out: c.App.ErrWriter, Quiet: o.Quiet || o.JSON}
+	res, err := eval.Run(c.Context, eo)
 	if err != nil {
 		return err
 	}
@@ -95,4 +83,34 @@ func evalAction(c *cli.Context) error {
 	fmt.Fprintf(w, "mean response tokens %.0f, tool calls per response %.2f; results in %s, %s, %s\n",
 		res.MeanResponseTokens, res.ToolCallsPerResponse, res.Out, res.Markdown, res.Manifest)
 	return nil
+}
+
+// evalPolicyOptions are the eval.Options that `gorstar eval` and `gorstar data filter
+// --max-pass-rate` share: the policy (--model natively, kernels started, or --endpoint,
+// --served-model, --tokenizer), --concurrency, the rollout template and tool settings, [exec],
+// the seed and warnings on stderr.
+func evalPolicyOptions(c *cli.Context, o Options, cfg config.Eval, topP float64) (eval.Options, error) {
+	if c.String("model") != "" {
+		if err := initKernels(o); err != nil {
+			return eval.Options{}, err
+		}
+	}
+	return eval.Options{
+		Eval: cfg, TopP: topP, Seed: uint64(o.Seed),
+		Model: c.String("model"), Endpoints: c.StringSlice("endpoint"), ServedModel: c.String("served-model"),
+		Tokenizer: c.String("tokenizer"),
+		Template:  o.Config.Rollout.Template, ToolTextChars: o.Config.Rollout.ToolTextChars,
+		Exec: o.Config.Exec, Concurrency: c.Int("concurrency"),
+		Engine: engine.Options{Seed: uint64(o.Seed)},
+		Warn:   warnFunc(c, o),
+	}, nil
+}
+
+// warnFunc prints a warning on stderr unless --quiet.
+func warnFunc(c *cli.Context, o Options) func(string) {
+	return func(s string) {
+		if !o.Quiet {
+			fmt.Fprintf(c.App.ErrWriter, "gorstar: warning: %s\n", s)
+		}
+	}
 }

@@ -76,6 +76,12 @@ func execConfig(c *cli.Context) (Options, config.Exec, error) {
 	if err != nil {
 		return o, config.Exec{}, err
 	}
+	cfg, err := execConfigOf(c, o)
+	return o, cfg, err
+}
+
+// execConfigOf is execConfig for a command that has its global options already.
+func execConfigOf(c *cli.Context, o Options) (config.Exec, error) {
 	cfg := o.Config.Exec
 	if c.IsSet("sandbox") {
 		cfg.Sandbox = c.String("sandbox")
@@ -84,12 +90,12 @@ func execConfig(c *cli.Context) (Options, config.Exec, error) {
 		cfg.Workers = c.Int("workers")
 	}
 	if err := cfg.Validate(); err != nil {
-		return o, cfg, usererr.Wrap(err)
+		return cfg, usererr.Wrap(err)
 	}
 	if err := checkWorkers(cfg.Workers); err != nil {
-		return o, cfg, err
+		return cfg, err
 	}
-	return o, cfg, nil
+	return cfg, nil
 }
 
 // startPool starts the pool and says loudly when code runs without isolation.

@@ -96,7 +96,7 @@ func rolloutAction(c *cli.Context) error {
 	defer p.Close()
 	opts.Chat = p.ChatOptions([]json.RawMessage{chat.PythonTool})
 	opts.Concurrency = p.Concurrency
-	_, execCfg, err := execConfig(c)
+	execCfg, err := execConfigOf(c, o)
 	if err != nil {
 		return err
 	}
@@ -167,11 +167,7 @@ func openRolloutPolicy(c *cli.Context, o Options) (*rollout.Policy, error) {
 		Model: c.String("model"), Engine: eo,
 		Endpoints: c.StringSlice("endpoint"), ServedModel: c.String("served-model"), Tokenizer: c.String("tokenizer"),
 		Template: tmpl, Primer: c.String("primer"), Concurrency: c.Int("concurrency"),
-		Warn: func(s string) {
-			if !o.Quiet {
-				fmt.Fprintf(c.App.ErrWriter, "gorstar: warning: %s\n", s)
-			}
-		},
+		Warn: warnFunc(c, o),
 	})
 	if err != nil && usererr.Is(err) && c.String("model") == "" {
 		return nil, usererr.New("rollout: %w", err)
