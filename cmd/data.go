@@ -52,6 +52,7 @@ func dataCommand() *cli.Command {
 					&cli.IntFlag{Name: "max-digits", Usage: "most digits of an operand (default data.synth.max_digits)"},
 					&cli.IntFlag{Name: "operands", Usage: "numbers per expression (default data.synth.operands)"},
 					&cli.StringFlag{Name: "ops", Usage: "operators to draw from, a subset of \"+-*\" (default data.synth.ops)"},
+					&cli.StringFlag{Name: "exclude", Usage: "never generate a problem of this problem or conversation `FILE` (keeps a held-out set disjoint)"},
 				},
 				Action: dataSynth,
 			},
@@ -188,7 +189,7 @@ func dataSynth(c *cli.Context) error {
 	}
 	rows, err := data.Synth(c.Context, data.SynthOptions{
 		Task: s.Task, N: n, Out: out, SFT: c.Bool("sft"), RecoveryShare: s.SFTRecovery, Seed: o.Seed, Arith: arith,
-		Progress: o.Progress(int64(n), "synth"),
+		Exclude: c.String("exclude"), Progress: o.Progress(int64(n), "synth"),
 	})
 	if err != nil {
 		return err

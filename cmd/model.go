@@ -33,6 +33,7 @@ func modelCommand() *cli.Command {
 					&cli.StringFlag{Name: "preset", Value: "tiny", Usage: "architecture: tiny or small"},
 					&cli.StringFlag{Name: "tokenizer", Value: "byte", Usage: "byte (256 bytes + chat tokens) or a tokenizer.json `PATH` or directory"},
 					&cli.BoolFlag{Name: "force", Usage: "replace --out if it already exists"},
+					&cli.IntFlag{Name: "copy-steps", Usage: "train the new model for `N` steps to copy numbers from its context, the skill a pretrained model brings to SFT (gorstar train uses model.copy_steps)"},
 				},
 				Action: modelInit,
 			},
@@ -102,15 +103,30 @@ func modelInit(c *cli.Context) error {
 	if err := outpath.Dir("--out", out, c.Bool("force"), c.String("tokenizer")); err != nil {
 		return err
 	}
-	cfg, err := model.InitDir(out, model.InitOptions{Preset: c.String("preset"), Tokenizer: c.String("tokenizer"), Seed: uint64(o.Seed)})
+	steps := c.Int("copy-steps")
+	if steps < 0 {
+		return usererr.New("--copy-steps: want 0 or more, got %d", steps)
+	}
+	bar := o.Progress(int64(steps), "copy warm-up")
+	loss := 0.0
+	cfg, err := model.InitDir(out, model.InitOptions{Preset: c.String("preset"), Tokenizer: c.String("tokenizer"), Seed: uint64(o.Seed),
+		CopySteps: steps, CopyProgress: func(_ int, l float64) { loss = l; bar.Add(1) }})
+	bar.Finish()
 	if err != nil {
 		return err
 	}
 	if o.JSON {
-		return printJSON(c, map[string]any{"out": out, "preset": c.String("preset"), "model_type": cfg.ModelType,
-			"num_params": cfg.NumParams(), "vocab_size": cfg.VocabSize})
+		out := map[string]any{"out": out, "preset": c.String("preset"), "model_type": cfg.ModelType,
+			"num_params": cfg.NumParams(), "vocab_size": cfg.VocabSize}
+		if steps > 0 {
+			out["copy_steps"], out["copy_loss"] = steps, loss
+		}
+		return printJSON(c, out)
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s: %s preset, %s, %d parameters\n", out, c.String("preset"), cfg.ModelType, cfg.NumParams())
+	if steps > 0 {
+		fmt.Fprintf(c.App.Writer, "copy warm-up: %d steps, last loss %.3f nats per copied token (guessing a digit: 2.30)\n", steps, loss)
+	}
 	return nil
 }
 

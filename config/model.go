@@ -4,16 +4,21 @@ package config
 type Model struct {
 	Path   string `toml:"path" comment:"Hugging Face model directory to start from; empty = init from preset."`
 	Preset string `toml:"preset" comment:"Random-init preset when path is empty: tiny or small."`
+	// CopySteps warms a preset-initialized model up on a copy task (model.CopyWarmup).
+	CopySteps int `toml:"copy_steps" comment:"Steps of a copy task run right after a preset init, so the random model can copy numbers from its context as a pretrained one can (0 = none)."`
 	// RecomputeLayers trades compute for memory in training (model.Model.Recompute).
 	RecomputeLayers int `toml:"recompute_layers" comment:"Recompute the activations of the first N layers during backward instead of keeping them (less memory, ~1 extra forward of those layers)."`
 	// LossChunkTokens bounds the live [tokens, vocab] logits (model.Model.LossChunkTokens).
 	LossChunkTokens int `toml:"loss_chunk_tokens" comment:"Tokens per lm_head + cross-entropy chunk; 0 = about 32M logits (128 MB) per chunk."`
 }
 
-func DefaultModel() Model { return Model{Preset: "tiny"} }
+func DefaultModel() Model { return Model{Preset: "tiny", CopySteps: 800} }
 
 func (m Model) Validate() error {
 	if err := atLeast("model.recompute_layers", m.RecomputeLayers, 0); err != nil {
+		return err
+	}
+	if err := atLeast("model.copy_steps", m.CopySteps, 0); err != nil {
 		return err
 	}
 	if err := atLeast("model.loss_chunk_tokens", m.LossChunkTokens, 0); err != nil {

@@ -26,7 +26,7 @@ type RL struct {
 	HardOnlySamples  int     `toml:"hard_only_samples" comment:"Samples per problem of a hard_only stage's filter: problems solved in all of them are dropped (rStar2: 8)."`
 	HardOnlyPool     int     `toml:"hard_only_pool" comment:"Problems a hard_only stage's filter examines, the first of the stage's shuffled data (0 = all; rStar2 filtered all 42K)."`
 	InfraRetries     int     `toml:"infra_retries" comment:"Re-rolls of a rollout whose tool call failed for the sandbox's reasons (status internal, lost worker) before the step fails."`
-	EvalEvery        int     `toml:"eval_every" comment:"Held-out accuracy (with --eval-data, settings of [eval]) every N RL steps, before the first and at the end (0 = before and at the end only)."`
+	EvalEvery        int     `toml:"eval_every" comment:"Held-out accuracy (with --eval-data, settings of [eval]) every N RL steps, before the first and at the end (0 = before and at the end only). gorstar train evaluates every stage end itself and passes the held-out set only when this is set: a curve within stages."`
 	Stages           []Stage `toml:"stages" comment:"Stages run in order: longer responses, harder data."`
 }
 
@@ -48,12 +48,12 @@ func DefaultRL() RL {
 	// optimizer step per RL step.
 	return RL{
 		PromptsPerStep: 8, GroupSize: 4, Oversample: 2, RoC: "paper",
-		LR: 5e-4, WarmupSteps: 2, Beta1: 0.9, Beta2: 0.999, WeightDecay: 0.01, GradClip: 1.0,
+		LR: 5e-5, WarmupSteps: 2, Beta1: 0.9, Beta2: 0.999, WeightDecay: 0.01, GradClip: 1.0,
 		ClipLow: 0.2, ClipHigh: 0.28, MiniBatches: 2,
 		MaxLogprobDelta: 0.05, MicroBatchTokens: 16384, HardOnlySamples: 4, HardOnlyPool: 64, InfraRetries: 3,
-		EvalEvery: 4,
+		EvalEvery: 0,
 		Stages: []Stage{
-			{Name: "stage1", Steps: 12, MaxResponseTokens: 512, MaxTurns: 4},
+			{Name: "stage1", Steps: 10, MaxResponseTokens: 512, MaxTurns: 4},
 			{Name: "stage2", Steps: 6, MaxResponseTokens: 640, MaxTurns: 5},
 			{Name: "stage3", Steps: 4, MaxResponseTokens: 640, MaxTurns: 5, HardOnly: true, ResetOptimizer: true},
 		},

@@ -24,7 +24,7 @@ type SFT struct {
 func DefaultSFT() SFT {
 	// rStar2: 3 epochs, lr 5e-6, 4% warm-up, cosine, batch 128 on a 14B model. The quickstart's tiny
 	// model needs a far larger step size and smaller batches to learn the format in minutes.
-	return SFT{Epochs: 3, LR: 3e-3, WarmupRatio: 0.04, Schedule: "cosine", BatchSize: 8, MicroBatchTokens: 8192,
+	return SFT{Epochs: 1, LR: 3e-3, WarmupRatio: 0.04, Schedule: "constant", BatchSize: 8, MicroBatchTokens: 8192,
 		MaxSeqLen: 2048, Overlong: "truncate", SaveEvery: 0, KeepCheckpoints: 2, EvalEvery: 0, EvalFraction: 0.02,
 		WeightDecay: 0.01, GradClip: 1.0}
 }

@@ -193,7 +193,11 @@ type SynthOptions struct {
 	RecoveryShare float64
 	Seed          int64
 	Arith         ArithOptions
-	Progress      *progress.Bar
+	// Exclude names a problem table (or SFT conversations) whose problems must not be generated:
+	// an expression it asks (up to case and spacing) is drawn again, so a held-out set stays
+	// disjoint even when the task's space is small.
+	Exclude  string
+	Progress *progress.Bar
 }
 
 // Synth writes N generated problems (or, with SFT, conversations) to Out.
@@ -211,6 +215,22 @@ func Synth(ctx context.Context, o SynthOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	excluded, err := problemTexts(o.Exclude)
+	if err != nil {
+		return 0, err
+	}
+	draws := 0
+	next := func() (ArithItem, error) {
+		for {
+			it := gen.Next()
+			if draws++; draws > 100*o.N+1000 {
+				return it, usererr.New("data synth: %d draws left fewer than %d problems outside %s: widen the digits or operands", draws, o.N, o.Exclude)
+			}
+			if !excluded[SameText(it.Problem(o.Arith).Problem)] {
+				return it, nil
+			}
+		}
+	}
 	if o.SFT {
 		w, err := CreateConversations(o.Out)
 		if err != nil {
@@ -221,7 +241,10 @@ func Synth(ctx context.Context, o SynthOptions) (int, error) {
 			if i%1024 == 0 && ctx.Err() != nil {
 				return i, ctx.Err()
 			}
-			it := gen.Next()
+			it, err := next()
+			if err != nil {
+				return i, err
+			}
 			conv := it.Conversation()
 			if recovers(i, o.RecoveryShare) {
 				conv = it.RecoveryConversation()
@@ -243,11 +266,48 @@ func Synth(ctx context.Context, o SynthOptions) (int, error) {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return i, ctx.Err()
 		}
-		if err := w.Write(gen.Next().Problem(o.Arith)); err != nil {
+		it, err := next()
+		if err != nil {
+			return i, err
+		}
+		if err := w.Write(it.Problem(o.Arith)); err != nil {
 			return i, err
 		}
 		o.Progress.Add(1)
 	}
 	o.Progress.Finish()
 	return o.N, w.Close()
+}
+
+// SameText is a problem's text up to case and spacing: two problems with the same SameText ask
+// the same question.
+func SameText(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+
+// problemTexts reads the problems of path (problems, or conversations' first user turns) as
+// SameText keys; an empty path gives none.
+func problemTexts(path string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if path == "" {
+		return out, nil
+	}
+	probs, perr := ReadAllProblems(path)
+	if perr == nil {
+		for _, p := range probs {
+			out[SameText(p.Problem)] = true
+		}
+		return out, nil
+	}
+	convs, err := ReadAllConversations(path)
+	if err != nil {
+		return nil, perr
+	}
+	for _, c := range convs {
+		for _, m := range c.Messages {
+			if m.Role == "user" {
+				out[SameText(m.Content)] = true
+				break
+			}
+		}
+	}
+	return out, nil
 }

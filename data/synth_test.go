@@ -3,6 +3,7 @@ package data
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -245,5 +246,47 @@ func TestRecoveryConversations(t *testing.T) {
 	}
 	if _, err := Synth(ctx, SynthOptions{Task: "arith", N: 1, Out: filepath.Join(t.TempDir(), "x.jsonl"), SFT: true, RecoveryShare: 1.5, Arith: DefaultArith()}); err == nil {
 		t.Error("recovery share 1.5 accepted")
+	}
+}
+
+// --exclude keeps a held-out set disjoint even in a small space (1-digit products: 81 problems):
+// no training problem or SFT conversation asks a held-out one; a space the exclusion empties is an
+// error naming the file, not a hang.
+func TestSynthExclude(t *testing.T) {
+	dir := t.TempDir()
+	one := ArithOptions{MinDigits: 1, MaxDigits: 1, Operands: 2, Ops: "*"}
+	held := filepath.Join(dir, "held.jsonl")
+	if _, err := Synth(context.Background(), SynthOptions{Task: "arith", N: 40, Out: held, Seed: 2, Arith: one}); err != nil {
+		t.Fatal(err)
+	}
+	heldOut, err := problemTexts(held)
+	if err != nil || len(heldOut) < 10 {
+		t.Fatalf("%d held-out texts, err %v", len(heldOut), err)
+	}
+	for _, sft := range []bool{false, true} {
+		out := filepath.Join(dir, fmt.Sprintf("train-%v.jsonl", sft))
+		if _, err := Synth(context.Background(), SynthOptions{Task: "arith", N: 300, Out: out, SFT: sft, Seed: 1, Arith: one, Exclude: held}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := problemTexts(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for text := range got {
+			if heldOut[text] {
+				t.Errorf("sft=%v: %q is held out", sft, text)
+			}
+		}
+		if len(got)+len(heldOut) > 81 || len(got) < 81-len(heldOut)-5 {
+			t.Errorf("sft=%v: %d distinct problems besides %d held out (81 exist)", sft, len(got), len(heldOut))
+		}
+	}
+	all := filepath.Join(dir, "all.jsonl")
+	if _, err := Synth(context.Background(), SynthOptions{Task: "arith", N: 2000, Out: all, Seed: 3, Arith: one}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Synth(context.Background(), SynthOptions{Task: "arith", N: 5, Out: filepath.Join(dir, "x.jsonl"), Seed: 1, Arith: one, Exclude: all})
+	if err == nil || !strings.Contains(err.Error(), "outside "+all) {
+		t.Errorf("err = %v, want one naming %s", err, all)
 	}
 }

@@ -343,8 +343,9 @@ func (s *runState) result(man Manifest) Result {
 	return res
 }
 
-// warnings flag a greedy sampler posing as avg@k: temperature 0 with k > 1, and problems whose k
-// samples are all the same response.
+// warnings flag a greedy sampler posing as avg@k: temperature 0 with k > 1, and every problem's k
+// samples being the same response (a confident model repeats itself on some problems; a greedy
+// sampler does on all of them).
 func warnings(man Manifest, recs []Record) []string {
 	var out []string
 	if man.Temperature == 0 && man.Samples > 1 {
@@ -353,13 +354,16 @@ func warnings(man Manifest, recs []Record) []string {
 	if man.Samples < 2 {
 		return out
 	}
-	same, example := 0, ""
+	same, problems, example := 0, 0, ""
 	for start := 0; start < len(recs); {
 		end := start + 1
 		alike := true
 		for end < len(recs) && recs[end].ProblemIndex == recs[start].ProblemIndex {
 			alike = alike && recs[end].Response == recs[start].Response
 			end++
+		}
+		if end-start > 1 {
+			problems++
 		}
 		if end-start > 1 && alike {
 			same++
@@ -369,8 +373,8 @@ func warnings(man Manifest, recs []Record) []string {
 		}
 		start = end
 	}
-	if same > 0 {
-		out = append(out, fmt.Sprintf("%d problems have all %d samples identical (e.g. %s): check the sampler is not greedy", same, man.Samples, example))
+	if same > 0 && same == problems {
+		out = append(out, fmt.Sprintf("all %d problems have all %d samples identical (e.g. %s): check the sampler is not greedy", same, man.Samples, example))
 	}
 	return out
 }

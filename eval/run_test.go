@@ -145,7 +145,7 @@ func TestEvalWarnsGreedy(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(res.Warnings) != 2 || !strings.Contains(res.Warnings[0], "temperature 0") ||
-		!strings.Contains(res.Warnings[1], "2 problems have all 3 samples identical") {
+		!strings.Contains(res.Warnings[1], "all 2 problems have all 3 samples identical") {
 		t.Errorf("warnings %q", res.Warnings)
 	}
 }

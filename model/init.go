@@ -18,6 +18,11 @@ type InitOptions struct {
 	// special_tokens_map.json are copied too). The vocabulary grows to fit the tokenizer.
 	Tokenizer string
 	Seed      uint64
+	// CopySteps > 0 trains the new model for that many steps of CopyWarmup before it is saved:
+	// a random-init model cannot copy from its context, a pretrained one can.
+	CopySteps int
+	// CopyProgress is CopyWarmupOptions.Progress.
+	CopyProgress func(step int, loss float64)
 }
 
 // InitDir writes a freshly initialized model as a Hugging Face directory at out, atomically.
@@ -69,6 +74,11 @@ func InitDir(out string, opts InitOptions) (Config, error) {
 		return Config{}, err
 	}
 	defer m.Close()
+	if opts.CopySteps > 0 {
+		if _, err := CopyWarmup(m, tok, CopyWarmupOptions{Steps: opts.CopySteps, Seed: opts.Seed, Progress: opts.CopyProgress}); err != nil {
+			return Config{}, err
+		}
+	}
 	m.Files = files
 	if err := m.Save(out); err != nil {
 		return Config{}, err

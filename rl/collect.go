@@ -3,9 +3,12 @@ package rl
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"gorstar/chat"
 	"gorstar/data"
+	"gorstar/exec"
 	"gorstar/reward"
 	"gorstar/rollout"
 )
@@ -41,6 +44,30 @@ func (t *trainer) rollouts(ctx context.Context, problems []data.Problem, o rollo
 	trajs, _, err := t.runLoop(ctx, problems, o)
 	if err != nil {
 		return nil, err
+	}
+	// A sandbox that fails every call with an ordinary status (a fork refused under load, an
+	// interpreter that cannot start) looks like a policy that writes broken code. When most of
+	// the step's calls failed, a canary call tells them apart: if the sandbox cannot run
+	// print(6 * 7) either, the step is rolled again (same seeds) after a pause, and past
+	// rl.infra_retries the run stops with a resumable checkpoint.
+	for attempt := 1; mostCallsFailed(trajs); attempt++ {
+		res, ok := canary(ctx, t.tools)
+		if ok {
+			break
+		}
+		if attempt > t.o.RL.InfraRetries {
+			return nil, fmt.Errorf("rl: %d of %d tool calls failed and the sandbox cannot run print(6 * 7) either (%s: %s): is the sandbox down? the last checkpoint is resumable",
+				failedCalls(trajs), toolCalls(trajs), res.Status, firstLine(res.Stderr))
+		}
+		t.stepRerolls += len(trajs)
+		select {
+		case <-time.After(time.Duration(attempt) * time.Second):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if trajs, _, err = t.runLoop(ctx, problems, o); err != nil {
+			return nil, err
+		}
 	}
 	for i := range trajs {
 		for attempt := 1; infraFailed(trajs[i]); attempt++ {
@@ -129,4 +156,41 @@ func allZero(xs []float64) bool {
 		}
 	}
 	return true
+}
+
+// mostCallsFailed reports a step in which at least 8 tool calls ran and 90% of them failed.
+func mostCallsFailed(trajs []rollout.Trajectory) bool {
+	n := toolCalls(trajs)
+	return n >= 8 && failedCalls(trajs)*10 >= n*9
+}
+
+func toolCalls(trajs []rollout.Trajectory) (n int) {
+	for _, tr := range trajs {
+		n += tr.ToolCalls
+	}
+	return n
+}
+
+func failedCalls(trajs []rollout.Trajectory) (n int) {
+	for _, tr := range trajs {
+		n += tr.FailedToolCalls
+	}
+	return n
+}
+
+// canary runs a call any working sandbox answers with "42".
+func canary(ctx context.Context, tools exec.Runner) (exec.Result, bool) {
+	res := tools.Run(ctx, exec.Call{Code: "print(6 * 7)"})
+	return res, res.Status == exec.StatusOK && strings.TrimSpace(res.Stdout) == "42"
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
 }

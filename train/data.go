@@ -43,7 +43,7 @@ func (p *pipeline) runData(ctx context.Context) error {
 		if err := p.importProblems(ctx, d.Eval, l.EvalData()); err != nil {
 			return err
 		}
-	} else if err := p.synth(ctx, l.EvalData(), d.Synth.Eval, evalSeed, false); err != nil {
+	} else if err := p.synth(ctx, l.EvalData(), d.Synth.Eval, evalSeed, false, ""); err != nil {
 		return err
 	}
 	if d.Train != "" {
@@ -60,10 +60,10 @@ func (p *pipeline) runData(ctx context.Context) error {
 		if res.Rows == 0 {
 			return usererr.New("data.train %s: no problem left after the filter (%v)", d.Train, res.Dropped)
 		}
-	} else if err := p.synth(ctx, l.TrainData(), d.Synth.Train, trainSeed, false); err != nil {
+	} else if err := p.synth(ctx, l.TrainData(), d.Synth.Train, trainSeed, false, l.EvalData()); err != nil {
 		return err
 	}
-	if err := p.synth(ctx, l.SFTData(), d.Synth.SFT, sftSeed, true); err != nil {
+	if err := p.synth(ctx, l.SFTData(), d.Synth.SFT, sftSeed, true, l.EvalData()); err != nil {
 		return err
 	}
 	return checkDisjoint(l)
@@ -80,10 +80,12 @@ func (p *pipeline) importProblems(ctx context.Context, in, out string) error {
 	return nil
 }
 
-func (p *pipeline) synth(ctx context.Context, out string, n int, seed int64, sft bool) error {
+// synth writes n synthesized problems (or SFT conversations) to out, none of them asking a problem
+// of exclude.
+func (p *pipeline) synth(ctx context.Context, out string, n int, seed int64, sft bool, exclude string) error {
 	s := p.cfg.Data.Synth
 	_, err := data.Synth(ctx, data.SynthOptions{Task: s.Task, N: n, Out: out, SFT: sft, RecoveryShare: s.SFTRecovery,
-		Seed: seed, Arith: data.ArithOptions{MinDigits: s.MinDigits, MaxDigits: s.MaxDigits, Operands: s.Operands, Ops: s.Ops}})
+		Seed: seed, Exclude: exclude, Arith: data.ArithOptions{MinDigits: s.MinDigits, MaxDigits: s.MaxDigits, Operands: s.Operands, Ops: s.Ops}})
 	return err
 }
 
@@ -99,14 +101,14 @@ func checkDisjoint(l Layout) error {
 	}
 	ids, texts := map[string]bool{}, map[string]bool{}
 	for _, h := range held {
-		ids[h.ID], texts[sameText(h.Problem)] = true, true
+		ids[h.ID], texts[data.SameText(h.Problem)] = true, true
 	}
 	train, err := data.ReadAllProblems(l.TrainData())
 	if err != nil {
 		return err
 	}
 	for i, t := range train {
-		if texts[sameText(t.Problem)] || ids[t.ID] && strings.HasPrefix(t.ID, "arith-") {
+		if texts[data.SameText(t.Problem)] || ids[t.ID] && strings.HasPrefix(t.ID, "arith-") {
 			return usererr.New("%s row %d (id %s) is also a held-out problem in %s: the train and eval sets must be disjoint",
 				l.TrainData(), i+1, t.ID, l.EvalData())
 		}
@@ -116,16 +118,13 @@ func checkDisjoint(l Layout) error {
 		return err
 	}
 	for i, c := range convs {
-		if len(c.Messages) > 0 && texts[sameText(c.Messages[0].Content)] {
+		if len(c.Messages) > 0 && texts[data.SameText(c.Messages[0].Content)] {
 			return usererr.New("%s row %d (id %s) asks a held-out problem of %s: SFT and eval must be disjoint",
 				l.SFTData(), i+1, c.ID, l.EvalData())
 		}
 	}
 	return nil
 }
-
-// sameText is a problem's text up to case and spacing.
-func sameText(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
 
 // dataCommands are the data stage's equivalent commands, one per table.
 func (p *pipeline) dataCommands() []StageCommand {
@@ -149,9 +148,9 @@ func (p *pipeline) dataCommands() []StageCommand {
 			StageCommand{Stage: "data-train", Args: append(g, "data", "filter", "--in", tmp, "--out", l.TrainData(),
 				"--dedup", "--decontaminate", l.EvalData())})
 	} else {
-		cmds = append(cmds, synth("data-train", l.TrainData(), d.Synth.Train, trainSeed))
+		cmds = append(cmds, synth("data-train", l.TrainData(), d.Synth.Train, trainSeed, "--exclude", l.EvalData()))
 	}
-	return append(cmds, synth("data-sft", l.SFTData(), d.Synth.SFT, sftSeed, "--sft"))
+	return append(cmds, synth("data-sft", l.SFTData(), d.Synth.SFT, sftSeed, "--sft", "--exclude", l.EvalData()))
 }
 
 // gorstar is the start of every recorded command: the program with the run's resolved config.

@@ -22,7 +22,7 @@ import (
 // last hard-only), an eval with one sample per problem.
 var shortPipeline = []string{
 	"data.synth.train=16", "data.synth.eval=4", "data.synth.sft=16",
-	"sft.epochs=1", "sft.batch_size=8",
+	"model.copy_steps=10", "sft.epochs=1", "sft.batch_size=8",
 	"rl.prompts_per_step=2", "rl.group_size=2", "rl.oversample=1", "rl.save_every=1",
 	"rl.hard_only_samples=2", "rl.hard_only_pool=4",
 	"rl.stages.0.steps=2", "rl.stages.1.steps=1", "rl.stages.2.steps=1",
