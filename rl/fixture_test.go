@@ -23,7 +23,7 @@ import (
 func TestMain(m *testing.M) {
 	threads := 2
 	if n, err := strconv.Atoi(os.Getenv("GORSTAR_THREADS")); err == nil {
-		threads = n // the experiment's choice (TestQuickstart)
+		threads = n // GORSTAR_THREADS: 1 on a shared machine
 	}
 	if err := kernels.Init(0, threads); err != nil {
 		fmt.Fprintln(os.Stderr, err)
