@@ -12,11 +12,7 @@ import (
 
 func byteTokenizer(t *testing.T) *tokenizer.Tokenizer {
 	t.Helper()
-	js, err := tokenizer.ByteLevelJSON(tokenizer.ChatSpecials)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.Parse(js)
+	tok, err := tokenizer.ByteLevelChat()
 	if err != nil {
 		t.Fatal(err)
 	}

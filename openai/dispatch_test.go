@@ -194,11 +194,7 @@ func TestStatusRetries(t *testing.T) {
 // Servers that return no ids: the ids come from "token_id:ID" names, or from the text through
 // the local tokenizer, and the completion says which.
 func TestTokenSources(t *testing.T) {
-	data, err := tokenizer.ByteLevelJSON(tokenizer.ChatSpecials)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.Parse(data)
+	tok, err := tokenizer.ByteLevelChat()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,11 +26,7 @@ func ctxT(t testing.TB) context.Context {
 
 func byteTokenizer(t testing.TB) *tokenizer.Tokenizer {
 	t.Helper()
-	data, err := tokenizer.ByteLevelJSON(tokenizer.ChatSpecials)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.Parse(data)
+	tok, err := tokenizer.ByteLevelChat()
 	if err != nil {
 		t.Fatal(err)
 	}

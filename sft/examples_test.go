@@ -19,11 +19,7 @@ func byteRenderer(t *testing.T, template string) (*chat.Renderer, *tokenizer.Tok
 
 func byteRendererTB(t testing.TB, template string) (*chat.Renderer, *tokenizer.Tokenizer) {
 	t.Helper()
-	js, err := tokenizer.ByteLevelJSON(tokenizer.ChatSpecials)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.Parse(js)
+	tok, err := tokenizer.ByteLevelChat()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,3 +88,13 @@ func byteModelJSON() json.RawMessage {
 	b.WriteString(`},"merges":[]}`)
 	return b.Bytes()
 }
+
+// ByteLevelChat is the tokenizer ByteLevelJSON(ChatSpecials) describes: the one `model init`
+// writes for the byte-level presets.
+func ByteLevelChat() (*Tokenizer, error) {
+	data, err := ByteLevelJSON(ChatSpecials)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data)
+}
