@@ -22,6 +22,8 @@ func TestRLRefusesBadInputs(t *testing.T) {
 		{[]string{"rl", "--model", dir, "--data", file, "--out", file}, "is a file"},
 		{[]string{"rl", "--model", dir, "--out", filepath.Join(dir, "o2"), "--set", "rl.group_size=1"}, "rl.group_size"},
 		{[]string{"rl", "--model", dir, "--out", filepath.Join(dir, "o3"), "--data", problems, "--resume"}, "no complete checkpoint"},
+		{[]string{"rl", "--model", dir, "--out", filepath.Join(dir, "o4"), "--data", problems, "--endpoint", "http://127.0.0.1:1"}, "http://127.0.0.1:1"},
+		{[]string{"rl", "--model", dir, "--out", filepath.Join(dir, "o5"), "--data", problems, "--served-model", "x"}, "--served-model needs --endpoint"},
 	} {
 		r := runCLI(t, append(c.args, "--threads", "1")...)
 		if r.Code != 1 || !strings.Contains(r.Stderr, c.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") > 0 {

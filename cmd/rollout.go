@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -26,10 +27,9 @@ func rolloutCommand() *cli.Command {
 			"(inspect a model's behaviour, make candidate SFT data)",
 		UsageText: "gorstar rollout (--model DIR | --endpoint URL … --served-model NAME --tokenizer DIR) " +
 			"--data FILE --samples N --out traces.parquet [--jsonl traces.jsonl]",
-		Flags: append([]cli.Flag{
+		Flags: slices.Concat([]cli.Flag{
 			&cli.StringFlag{Name: "model", Usage: "Hugging Face model `DIR` to roll out with the in-process engine"},
-			&cli.StringSliceFlag{Name: "endpoint", Usage: "OpenAI-compatible server `URL` (repeatable) instead of --model"},
-			&cli.StringFlag{Name: "served-model", Usage: "model id to ask the endpoints for (with --endpoint)"},
+		}, endpointFlags("instead of --model"), []cli.Flag{
 			&cli.StringFlag{Name: "tokenizer", Usage: "tokenizer `DIR` of the served model (with --endpoint)"},
 			&cli.IntFlag{Name: "concurrency", Usage: "trajectories in flight at once (with --endpoint: completions in flight over all servers)",
 				DefaultText: "--max-seqs natively, 64 on endpoints"},
@@ -42,7 +42,7 @@ func rolloutCommand() *cli.Command {
 			&cli.Float64Flag{Name: "temperature", Usage: "sampling temperature", DefaultText: "rollout.temperature"},
 			rolloutSandboxFlag(),
 			&cli.IntFlag{Name: "workers", Usage: "warm sandbox workers (overrides exec.workers; 0 = 2 per core)"},
-		}, engineFlags()...),
+		}, engineFlags()),
 		Action: rolloutAction,
 		Subcommands: []*cli.Command{{
 			Name: "bench",
@@ -58,6 +58,15 @@ func rolloutCommand() *cli.Command {
 			},
 			Action: rolloutBench,
 		}},
+	}
+}
+
+// endpointFlags send a command's rollouts to OpenAI-compatible servers (rollout, rl); instead says
+// what they replace.
+func endpointFlags(instead string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "endpoint", Usage: "OpenAI-compatible server `URL` (repeatable) " + instead},
+		&cli.StringFlag{Name: "served-model", Usage: "model id to ask the endpoints for (with --endpoint)"},
 	}
 }
 

@@ -21,7 +21,11 @@ type RL struct {
 	SaveEvery      int     `toml:"save_every" comment:"Checkpoint every N RL steps (0 = only at stage ends)."`
 	// MaxLogprobDelta is the train/inference mismatch guard: the native engine and the trainer run
 	// the same kernels, so their log-probabilities of the same tokens must agree.
-	MaxLogprobDelta  float64 `toml:"max_logprob_delta" comment:"Fail the run when the rollout and the trainer's log-probabilities of a token differ by more than this (native engine; 0 = no check)."`
+	MaxLogprobDelta float64 `toml:"max_logprob_delta" comment:"Fail the run when the rollout and the trainer's log-probabilities of a token differ by more than this (native engine; 0 = no check)."`
+	// TISCap corrects for rollouts sampled by other kernels: servers' probabilities differ from the
+	// trainer's, so each token is weighed by the truncated importance ratio. Native rollouts share
+	// the trainer's kernels and need no correction.
+	TISCap           float64 `toml:"tis_cap" comment:"With rollout.endpoints: weigh each token by min(exp(trainer − server logprob), tis_cap), truncated importance sampling against the servers' logprobs (2 = verl's and the TIS blog's usual cap; 0 = off). Not used on the native engine, which shares the trainer's kernels."`
 	MicroBatchTokens int     `toml:"micro_batch_tokens" comment:"Most tokens (packed rows x row length) in one forward/backward pass; a mini-batch accumulates over passes."`
 	HardOnlySamples  int     `toml:"hard_only_samples" comment:"Samples per problem of a hard_only stage's filter: problems solved in all of them are dropped (rStar2: 8)."`
 	HardOnlyPool     int     `toml:"hard_only_pool" comment:"Problems a hard_only stage's filter examines, the first of the stage's shuffled data (0 = all; rStar2 filtered all 42K)."`
@@ -50,7 +54,7 @@ func DefaultRL() RL {
 		PromptsPerStep: 8, GroupSize: 4, Oversample: 2, RoC: "paper",
 		LR: 5e-5, WarmupSteps: 2, Beta1: 0.9, Beta2: 0.999, WeightDecay: 0.01, GradClip: 1.0,
 		ClipLow: 0.2, ClipHigh: 0.28, MiniBatches: 2,
-		MaxLogprobDelta: 0.05, MicroBatchTokens: 16384, HardOnlySamples: 4, HardOnlyPool: 64, InfraRetries: 3,
+		MaxLogprobDelta: 0.05, TISCap: 2, MicroBatchTokens: 16384, HardOnlySamples: 4, HardOnlyPool: 64, InfraRetries: 3,
 		EvalEvery: 0,
 		Stages: []Stage{
 			{Name: "stage1", Steps: 10, MaxResponseTokens: 512, MaxTurns: 4},
@@ -77,6 +81,7 @@ func (r RL) Validate() error {
 		atLeast("rl.mini_batches", r.MiniBatches, 1),
 		atLeast("rl.save_every", r.SaveEvery, 0),
 		atLeast("rl.max_logprob_delta", r.MaxLogprobDelta, 0),
+		atLeast("rl.tis_cap", r.TISCap, 0),
 		atLeast("rl.micro_batch_tokens", r.MicroBatchTokens, 64),
 		atLeast("rl.hard_only_samples", r.HardOnlySamples, 1),
 		atLeast("rl.hard_only_pool", r.HardOnlyPool, 0),

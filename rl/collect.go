@@ -37,7 +37,7 @@ func infraFailed(tr rollout.Trajectory) bool {
 	return tr.InternalToolErrors > 0 || tr.Finish == rollout.FinishError
 }
 
-// rollouts runs o.Samples trajectories per problem on the engine and rolls again, with fresh
+// rollouts runs o.Samples trajectories per problem on the policy and rolls again, with fresh
 // seeds, every trajectory the infrastructure spoiled, up to rl.infra_retries times each, so every
 // group keeps its size. Past the retries the step fails: the sandbox is down.
 func (t *trainer) rollouts(ctx context.Context, problems []data.Problem, o rollout.Options) ([]rollout.Trajectory, error) {
@@ -96,12 +96,22 @@ func failureText(tr rollout.Trajectory) string {
 	return fmt.Sprintf("%d tool calls with status internal", tr.InternalToolErrors)
 }
 
+// runLoop rolls out on the engine, or on the servers, whose rollouts must come from the weights
+// of the current step.
 func (t *trainer) runLoop(ctx context.Context, problems []data.Problem, o rollout.Options) ([]rollout.Trajectory, rollout.Summary, error) {
-	loop, err := rollout.New(&rollout.EngineBackend{Engine: t.eng, WeightVersion: int64(t.st.Step)}, t.tools, t.tok, o)
+	var b rollout.Backend = &rollout.EngineBackend{Engine: t.eng, WeightVersion: int64(t.st.Step)}
+	if t.remote != nil {
+		b = t.remote.backend
+	}
+	loop, err := rollout.New(b, t.tools, t.tok, o)
 	if err != nil {
 		return nil, rollout.Summary{}, err
 	}
-	return loop.Run(ctx, problems)
+	trajs, sum, err := loop.Run(ctx, problems)
+	if err == nil && t.remote != nil {
+		err = t.checkVersions(trajs)
+	}
+	return trajs, sum, err
 }
 
 // sampleOf is what RoC and the statistics need to know about a trajectory. Only the model's own

@@ -31,6 +31,9 @@ type StepMetrics struct {
 	// recomputed ones over every generated token (the mismatch guard).
 	LogprobDeltaMax  float64 `json:"logprob_delta_max"`
 	LogprobDeltaMean float64 `json:"logprob_delta_mean"`
+	// TISCappedFraction is the share of trained tokens whose truncated importance weight hit
+	// rl.tis_cap (remote rollouts; 0 natively, where TIS is off).
+	TISCappedFraction float64 `json:"tis_capped_fraction"`
 
 	RolloutSeconds   float64 `json:"rollout_s"`
 	ToolSeconds      float64 `json:"tool_s"` // summed over calls (they overlap generation)

@@ -17,11 +17,15 @@ type Options struct {
 	Resume bool
 
 	RL      config.RL
-	Rollout config.Rollout // template, tool text, sampling; the stage sets turns and budget
+	Rollout config.Rollout // template, tool text, sampling, endpoints; the stage sets turns and budget
 	Reward  config.Reward
 	Exec    config.Exec
 	Eval    config.Eval // held-out accuracy: samples, temperature, turns, budget, limit
 	Seed    uint64
+	// ServedModel is the model id the servers of Rollout.Endpoints list, sent with every request
+	// (empty: each server's only model). The servers must serve Model's architecture: they load the
+	// trainer's weights before the first step and after every update.
+	ServedModel string
 
 	// Progress, when set, is called after every RL step, once its metrics line and any checkpoint
 	// of the step are written.

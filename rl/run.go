@@ -16,8 +16,9 @@ import (
 	"gorstar/tokenizer"
 )
 
-// trainer is one RL run in progress. The model belongs to the engine: training runs on the
-// engine's goroutine through Engine.WithModel, between rollout batches.
+// trainer is one RL run in progress. Natively the model belongs to the engine: training runs on
+// the engine's goroutine through Engine.WithModel, between rollout batches. With remote rollouts
+// there is no engine; the trainer holds the model and pushes its weights to the servers.
 type trainer struct {
 	o           Options
 	mode        Mode
@@ -25,7 +26,8 @@ type trainer struct {
 	tok         *tokenizer.Tokenizer
 	m           *model.Model
 	opt         *model.Optimizer
-	eng         *engine.Engine
+	eng         *engine.Engine // nil with remote rollouts
+	remote      *remote        // nil on the native engine
 	tools       exec.Runner
 	closer      []func()
 	train       []data.Problem // Options.Data (stages without their own data)
@@ -98,6 +100,10 @@ func prepare(ctx context.Context, o Options) (*trainer, error) {
 	if err := t.checkStageData(); err != nil {
 		return nil, err
 	}
+	if err := t.connectRemote(ctx); err != nil {
+		t.close()
+		return nil, err
+	}
 	if err := t.loadPolicy(); err != nil {
 		t.close()
 		return nil, err
@@ -105,6 +111,14 @@ func prepare(ctx context.Context, o Options) (*trainer, error) {
 	if err := t.startTools(ctx); err != nil {
 		t.close()
 		return nil, err
+	}
+	// The servers start from the trainer's weights (the SFT model, or the resumed checkpoint's).
+	if err := t.pushWeights(ctx); err != nil {
+		t.close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, usererr.Wrap(err) // servers that cannot read Out, or serve another architecture
 	}
 	from := -1
 	if o.Resume {
@@ -164,6 +178,15 @@ func (t *trainer) startTools(ctx context.Context) error {
 	t.tools = pool
 	t.closer = append(t.closer, pool.Close)
 	return nil
+}
+
+// withModel runs fn on the policy's model: on the engine's goroutine natively (so its decoders
+// repack what fn changed), directly with remote rollouts.
+func (t *trainer) withModel(ctx context.Context, fn func(*model.Model) error) error {
+	if t.eng == nil {
+		return fn(t.m)
+	}
+	return t.eng.WithModel(ctx, fn)
 }
 
 func (t *trainer) close() {

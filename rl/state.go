@@ -64,7 +64,7 @@ func (t *trainer) adamW() model.AdamWConfig {
 }
 
 // loadPolicy loads the SFT model (or, with Resume, the newest checkpoint with its optimizer and
-// state) and starts the engine that owns it from then on.
+// state) and, unless the rollouts are remote, starts the engine that owns it from then on.
 func (t *trainer) loadPolicy() error {
 	tok, err := tokenizer.Load(t.o.Model)
 	if err != nil {
@@ -94,6 +94,9 @@ func (t *trainer) loadPolicy() error {
 	}
 	if _, err := chat.LoadTemplate(t.o.Rollout.Template); err != nil {
 		return usererr.Wrap(err)
+	}
+	if t.remote != nil {
+		return nil
 	}
 	return t.startEngine()
 }
@@ -166,7 +169,7 @@ func (t *trainer) checkpoint(ctx context.Context) error {
 	}
 	cursor, _ := json.Marshal(map[string]int{"stage": t.st.StageIndex, "drawn": t.st.Drawn})
 	var path string
-	err = t.eng.WithModel(ctx, func(m *model.Model) error {
+	err = t.withModel(ctx, func(m *model.Model) error {
 		var err error
 		path, err = model.SaveCheckpoint(checkpointsDir(t.o.Out), m, t.opt,
 			model.TrainState{Step: t.st.Step, RNG: rng, Cursor: cursor, Extra: extra})
@@ -193,13 +196,16 @@ func fingerprint(o Options) string {
 	}
 	c := o.RL
 	c.SaveEvery = 0 // free to change on resume
+	r := o.Rollout
+	r.Endpoints = nil // the servers' addresses too; whether rollouts are remote (TIS) is kept
 	js, _ := json.Marshal(struct {
 		RL      config.RL
 		Rollout config.Rollout
+		Remote  bool
 		Reward  config.Reward
 		Eval    config.Eval
 		Seed    uint64
-	}{c, o.Rollout, o.Reward, o.Eval, o.Seed})
+	}{c, r, len(o.Rollout.Endpoints) > 0, o.Reward, o.Eval, o.Seed})
 	h.Write(js)
 	return hex.EncodeToString(h.Sum(nil))
 }

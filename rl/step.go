@@ -51,6 +51,9 @@ func (t *trainer) runStep(ctx context.Context) error {
 	t.st.Drawn += c.PromptsPerStep
 	t.st.Step++
 	met.Step = t.st.Step
+	if err := t.pushWeights(ctx); err != nil { // before the evaluation and the next step roll out
+		return err
+	}
 	return t.endStep(ctx, met, time.Since(began).Seconds())
 }
 
@@ -62,13 +65,18 @@ func stageLR(run, stage float64) float64 {
 }
 
 // update runs the policy update on the engine's goroutine (so its decoders repack the new
-// weights) and records its figures.
+// weights) and records its figures. With remote rollouts the mismatch guard only measures: the
+// servers' kernels are not the trainer's, and TIS (rl.tis_cap) corrects for the gap instead.
 func (t *trainer) update(ctx context.Context, seqs []sequence, lr float64, met *StepMetrics) error {
 	began := time.Now()
+	maxDelta := t.o.RL.MaxLogprobDelta
+	if t.remote != nil {
+		maxDelta = 0
+	}
 	u := &updater{opt: t.opt, loss: t.loss, miniBatches: t.o.RL.MiniBatches, maxTokens: t.o.RL.MicroBatchTokens,
-		maxDelta: t.o.RL.MaxLogprobDelta, lr: lr, rng: t.rng, logf: t.o.logf}
+		maxDelta: maxDelta, lr: lr, rng: t.rng, logf: t.o.logf}
 	var st updateStats
-	err := t.eng.WithModel(ctx, func(m *model.Model) error {
+	err := t.withModel(ctx, func(m *model.Model) error {
 		u.m = m
 		var err error
 		st, err = u.run(seqs)
@@ -79,6 +87,7 @@ func (t *trainer) update(ctx context.Context, seqs []sequence, lr float64, met *
 		return err
 	}
 	met.Loss, met.ClipFraction, met.ApproxKL, met.GradNorm = st.loss, st.clipFraction, st.approxKL, st.gradNorm
+	met.TISCappedFraction = st.tisCapped
 	met.TrainedTokens, met.SkippedUpdates = st.tokens, st.skipped
 	met.UpdateSeconds = time.Since(began).Seconds()
 	return nil
@@ -167,7 +176,7 @@ func (s *StageResult) add(m StepMetrics, steps int) {
 
 // finish publishes the final model and sums the run up.
 func (t *trainer) finish() (Result, error) {
-	err := t.eng.WithModel(context.Background(), func(m *model.Model) error { return m.SaveInto(t.o.Out) })
+	err := t.withModel(context.Background(), func(m *model.Model) error { return m.SaveInto(t.o.Out) })
 	if err != nil {
 		return Result{}, err
 	}

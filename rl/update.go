@@ -139,6 +139,7 @@ func (p pass) tokenBatch(seqs []sequence, logprobs []float32, normalizer float64
 // updateStats is what the policy update reports.
 type updateStats struct {
 	loss, clipFraction, approxKL, gradNorm, entropy float64
+	tisCapped                                       float64
 	deltaMax, deltaMean                             float64
 	tokens, skipped                                 int
 }
@@ -183,6 +184,7 @@ func (u *updater) run(seqs []sequence) (updateStats, error) {
 	}
 	n := float64(len(minis))
 	st.loss, st.clipFraction, st.approxKL, st.gradNorm = st.loss/n, st.clipFraction/n, st.approxKL/n, st.gradNorm/n
+	st.tisCapped /= n
 	return st, nil
 }
 
@@ -205,7 +207,8 @@ func (u *updater) plan(seqs []sequence) ([][]pass, error) {
 
 // mismatch measures |rollout − trainer| log-probability over the generated tokens, and the
 // entropy estimate; past maxDelta it fails the step: the engine and the trainer share the
-// kernels, so a gap means a bug (stale weights, misaligned tokens), not noise.
+// kernels, so a gap means a bug (stale weights, misaligned tokens), not noise. (Remote rollouts
+// pass 0: other kernels, a gap TIS corrects.)
 func (st *updateStats) mismatch(seqs []sequence, maxDelta float64) error {
 	sum, sumLP, n := 0.0, 0.0, 0
 	for _, s := range seqs {
@@ -263,6 +266,7 @@ func (u *updater) miniBatch(seqs []sequence, passes []pass, st *updateStats) err
 		st.loss += lr.Loss
 		st.clipFraction += lr.ClipFraction * share
 		st.approxKL += lr.ApproxKL * share
+		st.tisCapped += lr.TISCappedFraction * share
 	}
 	up, err := u.opt.Update(u.lr)
 	if err != nil { // only a non-finite gradient norm fails: the step was skipped
