@@ -33,7 +33,8 @@ func modelCommand() *cli.Command {
 					&cli.StringFlag{Name: "preset", Value: "tiny", Usage: "architecture: tiny or small"},
 					&cli.StringFlag{Name: "tokenizer", Value: "byte", Usage: "byte (256 bytes + chat tokens) or a tokenizer.json `PATH` or directory"},
 					&cli.BoolFlag{Name: "force", Usage: "replace --out if it already exists"},
-					&cli.IntFlag{Name: "copy-steps", Usage: "train the new model for `N` steps to copy numbers from its context, the skill a pretrained model brings to SFT (gorstar train uses model.copy_steps)"},
+					&cli.IntFlag{Name: "copy-steps", Usage: "train the new model for at most `N` steps to copy numbers from its context, the skill a pretrained model brings to SFT (gorstar train uses model.copy_steps)"},
+					&cli.Float64Flag{Name: "copy-loss", Value: 0.1, Usage: "end the copy warm-up once its loss (mean of the last 20 steps, nats per copied token) is at most `F` (0 = all --copy-steps)"},
 				},
 				Action: modelInit,
 			},
@@ -103,14 +104,20 @@ func modelInit(c *cli.Context) error {
 	if err := outpath.Dir("--out", out, c.Bool("force"), c.String("tokenizer")); err != nil {
 		return err
 	}
-	steps := c.Int("copy-steps")
+	steps, target := c.Int("copy-steps"), c.Float64("copy-loss")
 	if steps < 0 {
 		return usererr.New("--copy-steps: want 0 or more, got %d", steps)
+	}
+	if !(target >= 0) {
+		return usererr.New("--copy-loss: want 0 or more, got %g", target)
 	}
 	bar := o.Progress(int64(steps), "copy warm-up")
 	loss := 0.0
 	cfg, err := model.InitDir(out, model.InitOptions{Preset: c.String("preset"), Tokenizer: c.String("tokenizer"), Seed: uint64(o.Seed),
-		CopySteps: steps, CopyProgress: func(_ int, l float64) { loss = l; bar.Add(1) }})
+		Copy: model.CopyWarmupOptions{Steps: steps, Target: target, Progress: func(s int, l float64) {
+			steps, loss = s, l
+			bar.Set(int64(s))
+		}}})
 	bar.Finish()
 	if err != nil {
 		return err
@@ -125,7 +132,7 @@ func modelInit(c *cli.Context) error {
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s: %s preset, %s, %d parameters\n", out, c.String("preset"), cfg.ModelType, cfg.NumParams())
 	if steps > 0 {
-		fmt.Fprintf(c.App.Writer, "copy warm-up: %d steps, last loss %.3f nats per copied token (guessing a digit: 2.30)\n", steps, loss)
+		fmt.Fprintf(c.App.Writer, "copy warm-up: %d steps, loss %.3f nats per copied token (mean of the last 20; guessing a digit: 2.30)\n", steps, loss)
 	}
 	return nil
 }

@@ -4,21 +4,25 @@ package config
 type Model struct {
 	Path   string `toml:"path" comment:"Hugging Face model directory to start from; empty = init from preset."`
 	Preset string `toml:"preset" comment:"Random-init preset when path is empty: tiny or small."`
-	// CopySteps warms a preset-initialized model up on a copy task (model.CopyWarmup).
-	CopySteps int `toml:"copy_steps" comment:"Steps of a copy task run right after a preset init, so the random model can copy numbers from its context as a pretrained one can (0 = none)."`
+	// CopySteps and CopyLoss warm a preset-initialized model up on a copy task (model.CopyWarmup).
+	CopySteps int     `toml:"copy_steps" comment:"Most steps of a copy task run right after a preset init, so the random model can copy numbers from its context as a pretrained one can (0 = none)."`
+	CopyLoss  float64 `toml:"copy_loss" comment:"The copy task ends early once its loss (mean of the last 20 steps, nats per copied token) is at most this (0 = run all copy_steps)."`
 	// RecomputeLayers trades compute for memory in training (model.Model.Recompute).
 	RecomputeLayers int `toml:"recompute_layers" comment:"Recompute the activations of the first N layers during backward instead of keeping them (less memory, ~1 extra forward of those layers)."`
 	// LossChunkTokens bounds the live [tokens, vocab] logits (model.Model.LossChunkTokens).
 	LossChunkTokens int `toml:"loss_chunk_tokens" comment:"Tokens per lm_head + cross-entropy chunk; 0 = about 32M logits (128 MB) per chunk."`
 }
 
-func DefaultModel() Model { return Model{Preset: "tiny", CopySteps: 800} }
+func DefaultModel() Model { return Model{Preset: "tiny", CopySteps: 2000, CopyLoss: 0.1} }
 
 func (m Model) Validate() error {
 	if err := atLeast("model.recompute_layers", m.RecomputeLayers, 0); err != nil {
 		return err
 	}
 	if err := atLeast("model.copy_steps", m.CopySteps, 0); err != nil {
+		return err
+	}
+	if err := between("model.copy_loss", m.CopyLoss, 0, 100); err != nil {
 		return err
 	}
 	if err := atLeast("model.loss_chunk_tokens", m.LossChunkTokens, 0); err != nil {

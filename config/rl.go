@@ -58,8 +58,8 @@ func DefaultRL() RL {
 		EvalEvery: 0,
 		Stages: []Stage{
 			{Name: "stage1", Steps: 10, MaxResponseTokens: 512, MaxTurns: 4},
-			{Name: "stage2", Steps: 6, MaxResponseTokens: 640, MaxTurns: 5},
-			{Name: "stage3", Steps: 4, MaxResponseTokens: 640, MaxTurns: 5, HardOnly: true, ResetOptimizer: true},
+			{Name: "stage2", Steps: 4, MaxResponseTokens: 640, MaxTurns: 5},
+			{Name: "stage3", Steps: 3, MaxResponseTokens: 640, MaxTurns: 5, HardOnly: true, ResetOptimizer: true},
 		},
 	}
 }

@@ -18,11 +18,9 @@ type InitOptions struct {
 	// special_tokens_map.json are copied too). The vocabulary grows to fit the tokenizer.
 	Tokenizer string
 	Seed      uint64
-	// CopySteps > 0 trains the new model for that many steps of CopyWarmup before it is saved:
-	// a random-init model cannot copy from its context, a pretrained one can.
-	CopySteps int
-	// CopyProgress is CopyWarmupOptions.Progress.
-	CopyProgress func(step int, loss float64)
+	// Copy.Steps > 0 runs CopyWarmup on the new model before it is saved (its seed is Seed): a
+	// random-init model cannot copy from its context, a pretrained one can.
+	Copy CopyWarmupOptions
 }
 
 // InitDir writes a freshly initialized model as a Hugging Face directory at out, atomically.
@@ -74,8 +72,9 @@ func InitDir(out string, opts InitOptions) (Config, error) {
 		return Config{}, err
 	}
 	defer m.Close()
-	if opts.CopySteps > 0 {
-		if _, err := CopyWarmup(m, tok, CopyWarmupOptions{Steps: opts.CopySteps, Seed: opts.Seed, Progress: opts.CopyProgress}); err != nil {
+	if opts.Copy.Steps > 0 {
+		opts.Copy.Seed = opts.Seed
+		if _, _, err := CopyWarmup(m, tok, opts.Copy); err != nil {
 			return Config{}, err
 		}
 	}

@@ -20,11 +20,14 @@ func (p *pipeline) runInit(context.Context) error {
 	if _, err := os.Stat(filepath.Join(p.lay.Init(), "config.json")); err == nil {
 		return nil // written whole (InitDir is atomic) before a kill
 	}
-	steps := p.cfg.Model.CopySteps
+	steps, loss := p.cfg.Model.CopySteps, 0.0
 	bar := progress.New(int64(steps), "copy warm-up", p.progressOptions())
-	loss := 0.0
 	_, err := model.InitDir(p.lay.Init(), model.InitOptions{Preset: p.cfg.Model.Preset, Tokenizer: "byte",
-		Seed: uint64(p.cfg.Run.Seed), CopySteps: steps, CopyProgress: func(_ int, l float64) { loss = l; bar.Add(1) }})
+		Seed: uint64(p.cfg.Run.Seed), Copy: model.CopyWarmupOptions{Steps: steps, Target: p.cfg.Model.CopyLoss,
+			Progress: func(s int, l float64) {
+				steps, loss = s, l
+				bar.Set(int64(s))
+			}}})
 	bar.Finish()
 	if err == nil && steps > 0 {
 		fmt.Fprintf(p.log, "init: %s preset, copy warm-up %d steps, loss %.3f nats per copied token (guessing a digit: 2.30)\n",
@@ -35,7 +38,8 @@ func (p *pipeline) runInit(context.Context) error {
 
 func (p *pipeline) initCommands() []StageCommand {
 	return []StageCommand{{Stage: stageInit, Args: append(p.gorstar(), "model", "init", "--preset", p.cfg.Model.Preset,
-		"--copy-steps", strconv.Itoa(p.cfg.Model.CopySteps), "--out", p.lay.Init())}}
+		"--copy-steps", strconv.Itoa(p.cfg.Model.CopySteps), "--copy-loss", strconv.FormatFloat(p.cfg.Model.CopyLoss, 'g', -1, 64),
+		"--out", p.lay.Init())}}
 }
 
 // hasCheckpoint reports whether out/checkpoints holds a complete checkpoint to resume from.
