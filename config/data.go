@@ -33,7 +33,7 @@ func DefaultData() Data {
 }
 
 func DefaultDataSynth() DataSynth {
-	return DataSynth{Task: "arith", Train: 2000, Eval: 100, SFT: 1400, SFTRecovery: 0.3, MinDigits: 2, MaxDigits: 2, Operands: 2, Ops: "*"}
+	return DataSynth{Task: "arith", Train: 2000, Eval: 100, SFT: 820, SFTRecovery: 0.3, MinDigits: 2, MaxDigits: 2, Operands: 2, Ops: "*"}
 }
 
 func (d Data) Validate() error { return d.Synth.Validate() }
