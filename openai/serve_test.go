@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 
 	"gorstar/engine"
 	"gorstar/internal/testmodel"
+	"gorstar/internal/testserve"
 	"gorstar/model"
 	"gorstar/serve"
 	"gorstar/tokenizer"
@@ -32,49 +32,12 @@ func tinyDir(t *testing.T, seed uint64) string {
 }
 
 func loadEngine(t *testing.T, dir string) (*engine.Engine, *tokenizer.Tokenizer) {
-	t.Helper()
-	m, err := model.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Close)
-	tok, err := tokenizer.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.New(m, engine.Options{KVTokens: 8192, MaxSeqs: 8, Tokenizer: tok})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Close)
-	return eng, tok
+	return testserve.Engine(t, dir, engine.Options{KVTokens: 8192, MaxSeqs: 8})
 }
 
-// gorstarServe is a real `gorstar serve` on 127.0.0.1; kill drops it and its connections at once.
-type gorstarServe struct {
-	url  string
-	eng  *engine.Engine
-	hs   *http.Server
-	once sync.Once
-}
-
-func (s *gorstarServe) kill() { s.once.Do(func() { s.hs.Close() }) }
-
-func startServe(t *testing.T, dir string) *gorstarServe {
-	t.Helper()
-	eng, tok := loadEngine(t, dir)
-	srv, err := serve.New(eng, tok, serve.Options{ModelName: "tiny"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &gorstarServe{url: "http://" + ln.Addr().String(), eng: eng, hs: &http.Server{Handler: srv.Handler()}}
-	go s.hs.Serve(ln)
-	t.Cleanup(s.kill)
-	return s
+// startServe is a real `gorstar serve` on 127.0.0.1; Kill drops it and its connections at once.
+func startServe(t *testing.T, dir string) *testserve.Server {
+	return testserve.Start(t, dir, engine.Options{KVTokens: 8192, MaxSeqs: 8}, serve.Options{ModelName: "tiny"})
 }
 
 func newClient(t *testing.T, opts Options) *Client {
@@ -128,14 +91,14 @@ func TestCompleteMatchesEngine(t *testing.T) {
 	dir := tinyDir(t, 1)
 	s := startServe(t, dir)
 	eng, _ := loadEngine(t, dir)
-	c := newClient(t, Options{Endpoints: []string{s.url + "/v1"}, Model: "tiny"})
+	c := newClient(t, Options{Endpoints: []string{s.URL + "/v1"}, Model: "tiny"})
 	prompt := []int32{40, 41, 42, 43, 44}
 	got, err := c.Complete(ctxT(t), request(prompt, 10, 5))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := native(t, eng, prompt, 10, 5)
-	if got.Source != FromTokenIDs || got.WeightVersion != "0" || got.Endpoint != s.url {
+	if got.Source != FromTokenIDs || got.WeightVersion != "0" || got.Endpoint != s.URL {
 		t.Errorf("source %q, weight version %q, endpoint %q", got.Source, got.WeightVersion, got.Endpoint)
 	}
 	if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) || !sameLogprobs(got.LogProbs, want.LogProbs) {
@@ -145,11 +108,11 @@ func TestCompleteMatchesEngine(t *testing.T) {
 
 func TestCheckModel(t *testing.T) {
 	s := startServe(t, tinyDir(t, 1))
-	if err := newClient(t, Options{Endpoints: []string{s.url}, Model: "tiny"}).CheckModel(ctxT(t)); err != nil {
+	if err := newClient(t, Options{Endpoints: []string{s.URL}, Model: "tiny"}).CheckModel(ctxT(t)); err != nil {
 		t.Errorf("tiny: %v", err)
 	}
-	err := newClient(t, Options{Endpoints: []string{s.url}, Model: "qwen"}).CheckModel(ctxT(t))
-	if err == nil || !strings.Contains(err.Error(), `served model "qwen" is not listed by `+s.url+"; the server lists: tiny") {
+	err := newClient(t, Options{Endpoints: []string{s.URL}, Model: "qwen"}).CheckModel(ctxT(t))
+	if err == nil || !strings.Contains(err.Error(), `served model "qwen" is not listed by `+s.URL+"; the server lists: tiny") {
 		t.Errorf("qwen: %v", err)
 	}
 }
@@ -159,7 +122,7 @@ func TestEndpointKilledMidRun(t *testing.T) {
 	dir := tinyDir(t, 1)
 	a, b := startServe(t, dir), startServe(t, dir)
 	var retries atomic.Int32
-	c := newClient(t, Options{Endpoints: []string{a.url, b.url}, Model: "tiny", Backoff: time.Millisecond,
+	c := newClient(t, Options{Endpoints: []string{a.URL, b.URL}, Model: "tiny", Backoff: time.Millisecond,
 		Warn: func(string) { retries.Add(1) }})
 	const n = 8
 	results := make([]Completion, n)
@@ -174,10 +137,10 @@ func TestEndpointKilledMidRun(t *testing.T) {
 			results[i], errs[i] = c.Complete(ctxT(t), req)
 		}()
 	}
-	for a.eng.Stats().Running == 0 { // wait until a is generating for someone, then kill it
+	for a.Engine.Stats().Running == 0 { // wait until a is generating for someone, then kill it
 		time.Sleep(time.Millisecond)
 	}
-	a.kill()
+	a.Kill()
 	wg.Wait()
 	for i := range n {
 		if errs[i] != nil {
@@ -221,13 +184,13 @@ func TestUpdateWeightsFromDisk(t *testing.T) {
 	dir1, dir2 := tinyDir(t, 1), tinyDir(t, 2)
 	a, b := startServe(t, dir1), startServe(t, dir1)
 	eng2, _ := loadEngine(t, dir2)
-	c := newClient(t, Options{Endpoints: []string{a.url, b.url}, Model: "tiny"})
+	c := newClient(t, Options{Endpoints: []string{a.URL, b.URL}, Model: "tiny"})
 	if err := c.UpdateWeightsFromDisk(ctxT(t), dir2, "step-1"); err != nil {
 		t.Fatal(err)
 	}
 	prompt := []int32{9, 8, 7}
 	want := native(t, eng2, prompt, 6, 3)
-	for _, url := range []string{a.url, b.url} {
+	for _, url := range []string{a.URL, b.URL} {
 		one := newClient(t, Options{Endpoints: []string{url}})
 		got, err := one.Complete(ctxT(t), request(prompt, 6, 3))
 		if err != nil {
@@ -239,7 +202,7 @@ func TestUpdateWeightsFromDisk(t *testing.T) {
 		}
 	}
 	err := c.UpdateWeightsFromDisk(ctxT(t), filepath.Join(t.TempDir(), "missing"), "step-2")
-	if err == nil || !strings.Contains(err.Error(), a.url) || !strings.Contains(err.Error(), b.url) || strings.Contains(err.Error(), "\n") {
+	if err == nil || !strings.Contains(err.Error(), a.URL) || !strings.Contains(err.Error(), b.URL) || strings.Contains(err.Error(), "\n") {
 		t.Errorf("bad directory: %v", err)
 	}
 	t.Log(err)

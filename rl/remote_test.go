@@ -5,22 +5,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"gorstar/engine"
 	"gorstar/internal/rundir"
 	"gorstar/internal/testmodel"
+	"gorstar/internal/testserve"
 	"gorstar/internal/usererr"
 	"gorstar/model"
 	"gorstar/rl"
 	"gorstar/serve"
-	"gorstar/tokenizer"
 )
 
 // servedName is the model id the test servers list.
@@ -30,36 +28,7 @@ const servedName = "policy"
 // server, engine and model are closed, in that order, when the test ends.
 func serveOn(t *testing.T, dir string) string {
 	t.Helper()
-	m, err := model.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Close)
-	tok, err := tokenizer.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.New(m, engine.Options{KVTokens: 8192, MaxSeqs: 16, Tokenizer: tok})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Close)
-	srv, err := serve.New(eng, tok, serve.Options{ModelName: servedName})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: srv.Handler()}
-	go hs.Serve(ln)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		hs.Shutdown(ctx)
-	})
-	return "http://" + ln.Addr().String()
+	return testserve.Start(t, dir, engine.Options{KVTokens: 8192, MaxSeqs: 16}, serve.Options{ModelName: servedName}).URL
 }
 
 // weightVersion asks a server for the version of the weights it serves (GET /get_weight_version).
