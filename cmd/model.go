@@ -14,6 +14,7 @@ import (
 
 	"gorstar/config"
 	"gorstar/internal/outpath"
+	"gorstar/internal/progress"
 	"gorstar/internal/usererr"
 	"gorstar/kernels"
 	"gorstar/model"
@@ -111,7 +112,10 @@ func modelInit(c *cli.Context) error {
 	if !(target >= 0) {
 		return usererr.New("--copy-loss: want 0 or more, got %g", target)
 	}
-	bar := o.Progress(int64(steps), "copy warm-up")
+	var bar *progress.Bar // none without a warm-up
+	if steps > 0 {
+		bar = o.Progress(int64(steps), "copy warm-up")
+	}
 	loss := 0.0
 	cfg, err := model.InitDir(out, model.InitOptions{Preset: c.String("preset"), Tokenizer: c.String("tokenizer"), Seed: uint64(o.Seed),
 		Copy: model.CopyWarmupOptions{Steps: steps, Target: target, Progress: func(s int, l float64) {

@@ -21,7 +21,10 @@ func (p *pipeline) runInit(context.Context) error {
 		return nil // written whole (InitDir is atomic) before a kill
 	}
 	steps, loss := p.cfg.Model.CopySteps, 0.0
-	bar := progress.New(int64(steps), "copy warm-up", p.progressOptions())
+	var bar *progress.Bar // none without a warm-up
+	if steps > 0 {
+		bar = progress.New(int64(steps), "copy warm-up", p.progressOptions())
+	}
 	_, err := model.InitDir(p.lay.Init(), model.InitOptions{Preset: p.cfg.Model.Preset, Tokenizer: "byte",
 		Seed: uint64(p.cfg.Run.Seed), Copy: model.CopyWarmupOptions{Steps: steps, Target: p.cfg.Model.CopyLoss,
 			Progress: func(s int, l float64) {
