@@ -287,3 +287,22 @@ func column(rec arrow.Record, name string) arrow.Array {
 	}
 	return rec.Column(idx[0])
 }
+
+// WriteParquet writes n rows to a zstd-compressed Parquet file at path that appears only once
+// complete, with schema (its metadata included) stored for Arrow readers. row appends row i to
+// the builders, in schema order, and returns its approximate size in bytes: row groups are cut at
+// 64K rows or 16 MB, so memory stays bounded by one row group.
+func WriteParquet(path string, schema *arrow.Schema, n int, row func(b *array.RecordBuilder, i int) int) error {
+	w, err := createParquet(path, schema)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		if err := w.rowAdded(row(w.builder, i)); err != nil {
+			w.abort()
+			w.builder.Release()
+			return err
+		}
+	}
+	return w.close()
+}

@@ -1,17 +1,10 @@
 package eval
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/memory"
-	"github.com/apache/arrow/go/v17/parquet"
-	"github.com/apache/arrow/go/v17/parquet/compress"
-	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
-	"gorstar/internal/atomicfile"
+	"gorstar/data"
 )
 
 // Record is one graded sample as the results file and the checkpoint keep it.
@@ -65,34 +58,12 @@ var ResultSchema = arrow.NewSchema([]arrow.Field{
 // writeResults writes the records to a zstd Parquet file that appears only once complete; the
 // manifest's JSON rides along in the file's metadata (key "gorstar.eval.manifest").
 func writeResults(path string, recs []Record, manifest []byte) error {
-	out, err := atomicfile.Create(path)
-	if err != nil {
-		return err
-	}
-	defer out.Abort()
 	meta := arrow.NewMetadata([]string{"gorstar.eval.manifest"}, []string{string(manifest)})
 	schema := arrow.NewSchema(ResultSchema.Fields(), &meta)
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithCreatedBy("gorstar"))
-	// The writer closes a sink that is an io.Closer; the atomic file must stay open for Commit.
-	fw, err := pqarrow.NewFileWriter(schema, struct{ io.Writer }{out}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
-	for i := range recs {
+	return data.WriteParquet(path, schema, len(recs), func(b *array.RecordBuilder, i int) int {
 		appendRecord(b, &recs[i])
-	}
-	rec := b.NewRecord()
-	err = fw.Write(rec)
-	rec.Release()
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := fw.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return out.Commit()
+		return len(recs[i].Response) + len(recs[i].Reference) + 128
+	})
 }
 
 func appendRecord(b *array.RecordBuilder, r *Record) {

@@ -4,21 +4,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/memory"
-	"github.com/apache/arrow/go/v17/parquet"
-	"github.com/apache/arrow/go/v17/parquet/compress"
-	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
+	"gorstar/data"
 	"gorstar/internal/atomicfile"
 )
-
-// traceRowGroup is the rows per Parquet row group: a few thousand long trajectories at most in
-// memory at once while writing.
-const traceRowGroup = 1024
 
 // turnType is the Parquet struct of a TurnRecord.
 var turnType = arrow.StructOf(
@@ -62,36 +54,11 @@ var TraceSchema = arrow.NewSchema([]arrow.Field{
 // WriteParquet writes trajectories to a zstd-compressed Parquet file (TraceSchema) that appears at
 // path only once it is complete.
 func WriteParquet(path string, ts []Trajectory) error {
-	out, err := atomicfile.Create(path)
-	if err != nil {
-		return err
-	}
-	defer out.Abort()
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithDictionaryDefault(false), parquet.WithCreatedBy("gorstar"))
-	// The writer closes a sink that is an io.Closer; the atomic file must stay open for Commit.
-	fw, err := pqarrow.NewFileWriter(TraceSchema, struct{ io.Writer }{out}, props,
-		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, TraceSchema)
-	defer b.Release()
-	for start := 0; start < len(ts); start += traceRowGroup {
-		for i := start; i < min(start+traceRowGroup, len(ts)); i++ {
-			appendTrace(b, &ts[i])
-		}
-		rec := b.NewRecord()
-		err := fw.Write(rec)
-		rec.Release()
-		if err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-	}
-	if err := fw.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return out.Commit()
+	return data.WriteParquet(path, TraceSchema, len(ts), func(b *array.RecordBuilder, i int) int {
+		appendTrace(b, &ts[i])
+		t := &ts[i]
+		return 9*(len(t.PromptIDs)+len(t.ResponseIDs)) + len(t.Text) + 256 // ids, mask, logprobs; text; the rest
+	})
 }
 
 // appendTrace adds one row; the field order is TraceSchema's.
