@@ -160,13 +160,9 @@ func openRolloutPolicy(c *cli.Context, o Options) (*rollout.Policy, error) {
 			return nil, err
 		}
 	}
-	name := c.String("template")
-	if name == "" {
-		name = o.Config.Rollout.Template
-	}
-	tmpl, err := chat.LoadTemplate(name)
+	tmpl, err := commandTemplate(c, o)
 	if err != nil {
-		return nil, usererr.New("--template %s: %v", name, err)
+		return nil, err
 	}
 	eo := engine.Options{KVTokens: c.Int("kv-tokens"), MaxSeqs: c.Int("max-seqs"), StepTokens: c.Int("step-tokens"), Seed: uint64(o.Seed)}
 	if c.IsSet("concurrency") && !c.IsSet("max-seqs") {

@@ -52,6 +52,21 @@ func loadPolicy(c *cli.Context, o Options, dir string, maxWaiting int) (*engine.
 	if err := initKernels(o); err != nil {
 		return nil, err
 	}
+	tmpl, err := commandTemplate(c, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEngineFlags(c, dir); err != nil {
+		return nil, err
+	}
+	return engine.LoadPolicy(dir, engine.PolicyOptions{Template: tmpl, Primer: c.String("primer"),
+		Engine: engine.Options{KVTokens: c.Int("kv-tokens"), MaxSeqs: c.Int("max-seqs"), StepTokens: c.Int("step-tokens"),
+			MaxWaiting: maxWaiting, Seed: uint64(o.Seed)}})
+}
+
+// commandTemplate is the chat template of --template, else rollout.template: SFT, RL, eval and
+// serve render the same system turn.
+func commandTemplate(c *cli.Context, o Options) (*chat.Template, error) {
 	name := c.String("template")
 	if name == "" {
 		name = o.Config.Rollout.Template
@@ -60,12 +75,7 @@ func loadPolicy(c *cli.Context, o Options, dir string, maxWaiting int) (*engine.
 	if err != nil {
 		return nil, usererr.New("--template %s: %v", name, err)
 	}
-	if err := checkEngineFlags(c, dir); err != nil {
-		return nil, err
-	}
-	return engine.LoadPolicy(dir, engine.PolicyOptions{Template: tmpl, Primer: c.String("primer"),
-		Engine: engine.Options{KVTokens: c.Int("kv-tokens"), MaxSeqs: c.Int("max-seqs"), StepTokens: c.Int("step-tokens"),
-			MaxWaiting: maxWaiting, Seed: uint64(o.Seed)}})
+	return tmpl, nil
 }
 
 // checkEngineFlags checks the engine flags' ranges, each with its own message, and refuses an

@@ -56,8 +56,9 @@ func (t *trainer) rollouts(ctx context.Context, problems []data.Problem, o rollo
 			break
 		}
 		if attempt > t.o.RL.InfraRetries {
+			s := rollout.Summarize(trajs, 0)
 			return nil, fmt.Errorf("rl: %d of %d tool calls failed and the sandbox cannot run print(6 * 7) either (%s: %s): is the sandbox down? the last checkpoint is resumable",
-				failedCalls(trajs), toolCalls(trajs), res.Status, firstLine(res.Stderr))
+				s.FailedToolCalls, s.ToolCalls, res.Status, firstLine(res.Stderr))
 		}
 		t.stepRerolls += len(trajs)
 		select {
@@ -170,22 +171,8 @@ func allZero(xs []float64) bool {
 
 // mostCallsFailed reports a step in which at least 8 tool calls ran and 90% of them failed.
 func mostCallsFailed(trajs []rollout.Trajectory) bool {
-	n := toolCalls(trajs)
-	return n >= 8 && failedCalls(trajs)*10 >= n*9
-}
-
-func toolCalls(trajs []rollout.Trajectory) (n int) {
-	for _, tr := range trajs {
-		n += tr.ToolCalls
-	}
-	return n
-}
-
-func failedCalls(trajs []rollout.Trajectory) (n int) {
-	for _, tr := range trajs {
-		n += tr.FailedToolCalls
-	}
-	return n
+	s := rollout.Summarize(trajs, 0)
+	return s.ToolCalls >= 8 && s.FailedToolCalls*10 >= s.ToolCalls*9
 }
 
 // canary runs a call any working sandbox answers with "42".
