@@ -3,11 +3,16 @@
 /* attention_decode.c — one decode step of attention for many sequences in one call.
  *
  * Every sequence brings one new query token and has its own KV cache (its own buffer and length),
- * so the batch cannot be a [B, L, heads, hd] tensor. One OpenMP region covers every (sequence, kv
- * head) pair with a static split; each pair writes its new key/value row (when given), then attends
- * for each query head of its group with the forward's arithmetic, in the same order but without
- * packing one query row into SGEMM panels. Each pair's arithmetic order is fixed, so results are the same bits for any thread count, and the
- * same bits as gk_attention_forward per sequence (a decode step agrees with a prefill exactly). */
+ * so the batch cannot be a [B, L, heads, hd] tensor. The sequences are cut into chunks of
+ * neighbours whose caches begin with the same rows (the caller says how many: a shared prompt, such
+ * as a template's system turn copied from one cache into the others); one OpenMP region covers every
+ * (chunk, kv head) pair. Each pair writes its sequences' new key/value rows (when given), transposes
+ * each shared key tile once for the whole chunk, and attends every query head of its group with the
+ * forward's arithmetic, in the same order but without packing one query row into SGEMM panels. The
+ * shared rows are read once per chunk instead of once per sequence: most of a long-prompt decode
+ * step's memory traffic. Each query's arithmetic order is fixed, so results are the same bits for any
+ * thread count and any chunking, and the same bits as gk_attention_forward per sequence (a decode
+ * step agrees with a prefill exactly). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,74 +120,212 @@ static void decode_pv(float *restrict o, float *restrict acc, const float *restr
     for (int d = 0; d < hd; d++) o[d] = acc[d] + o[d];
 }
 
-/* The group heads of kv head g (queries qg and outputs og, [group, hd]) over len cache rows:
- * attention_forward_tile for one query row per head, with the tile products computed in place
- * instead of through packed SGEMM panels (which cost more than the products for one row), and each
- * key tile transposed once for the whole group. Per head the same operations in the same order,
- * so the same bits. Not cloned, like attention_forward_tile, so its scalar arithmetic compiles the
- * same way. ws holds decode_ws_floats(hd, group). */
-static size_t decode_ws_floats(int hd, int group) {
-    return DECODE_BK + (size_t)DECODE_BK * hd + (size_t)group * hd + hd + 2 * (size_t)group;
+/* decode_scores for four queries at once (a shared tile of a chunk): four independent chains,
+ * each the same sequential multiply-add chain over hd as decode_scores. Rows of S are DECODE_BK apart. */
+GK_VECTORIZED
+static void decode_scores4(float *restrict S, const float *const *qs, const float *restrict kt, int nk, int hd,
+                           float scale) {
+    const float *q0 = qs[0], *q1 = qs[1], *q2 = qs[2], *q3 = qs[3];
+    for (int j = 0; j < nk; j += 8) {
+        const int n = nk - j < 8 ? nk - j : 8;
+        const float *blk = kt + (size_t)j * hd;
+        decode_v8 a0 = {0, 0, 0, 0, 0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0;
+        for (int d = 0; d < hd; d++) {
+            const decode_v8 k = *(const decode_v8u *)(blk + d * 8);
+            decode_v8 qd = q0[d] - (decode_v8){0};
+            a0 += qd * k;
+            qd = q1[d] - (decode_v8){0};
+            a1 += qd * k;
+            qd = q2[d] - (decode_v8){0};
+            a2 += qd * k;
+            qd = q3[d] - (decode_v8){0};
+            a3 += qd * k;
+        }
+        a0 = a0 * scale, a1 = a1 * scale, a2 = a2 * scale, a3 = a3 * scale;
+        for (int l = 0; l < n; l++)
+            S[j + l] = a0[l], S[DECODE_BK + j + l] = a1[l], S[2 * DECODE_BK + j + l] = a2[l], S[3 * DECODE_BK + j + l] = a3[l];
+    }
 }
 
-static void decode_group(float *og, const float *qg, const float *k, const float *v, int len, int ld, int hd,
-                         int group, float scale, int avx2, float *ws) {
-    float *S = ws, *kt = S + DECODE_BK, *O = kt + (size_t)DECODE_BK * hd, *acc = O + (size_t)group * hd;
-    float *m = acc + hd, *l = m + group;
-    memset(O, 0, sizeof(float) * group * hd);
-    for (int i = 0; i < group; i++) m[i] = -INFINITY, l[i] = 0;
-    for (int j0 = 0; j0 < len; j0 += DECODE_BK) {
-        const int nk = len - j0 < DECODE_BK ? len - j0 : DECODE_BK;
-        decode_pack_keys(kt, k + (size_t)j0 * ld, nk, ld, hd, avx2);
-        for (int i = 0; i < group; i++) {
-            float *Oi = O + (size_t)i * hd;
-            decode_scores(S, qg + (size_t)i * hd, kt, nk, hd, scale);
-            const float mx = gk_max(S, nk, m[i]), corr = gk_expf(m[i] - mx);
-            decode_exp(S, mx, nk);
-            l[i] = l[i] * corr + gk_sum(S, nk);
-            m[i] = mx;
-            if (corr != 1.0f)
-                for (int d = 0; d < hd; d++) Oi[d] *= corr;
-            decode_pv(Oi, acc, S, v + (size_t)j0 * ld, nk, ld, hd);
+/* decode_pv for four queries at once: per query and dimension the same chain over the keys. */
+GK_VECTORIZED
+static void decode_pv4(float *const *os, float *restrict acc, const float *restrict S, const float *restrict v, int nk,
+                       int ld, int hd) {
+    float *restrict a0 = acc, *restrict a1 = acc + hd, *restrict a2 = acc + 2 * hd, *restrict a3 = acc + 3 * hd;
+    for (int d = 0; d < 4 * hd; d++) acc[d] = 0;
+    for (int j = 0; j < nk; j++) {
+        const float p0 = S[j], p1 = S[DECODE_BK + j], p2 = S[2 * DECODE_BK + j], p3 = S[3 * DECODE_BK + j];
+        const float *restrict vj = v + (size_t)j * ld;
+        for (int d = 0; d < hd; d++) {
+            a0[d] += p0 * vj[d];
+            a1[d] += p1 * vj[d];
+            a2[d] += p2 * vj[d];
+            a3[d] += p3 * vj[d];
         }
     }
-    for (int i = 0; i < group; i++) {
-        const float inv = 1.0f / l[i];
-        for (int d = 0; d < hd; d++) og[(size_t)i * hd + d] = O[(size_t)i * hd + d] * inv;
+    for (int x = 0; x < 4; x++) {
+        float *restrict o = os[x];
+        const float *restrict a = acc + (size_t)x * hd;
+        for (int d = 0; d < hd; d++) o[d] = a[d] + o[d];
     }
+}
+
+/* One query's online-softmax update with one packed key tile: attention_forward_tile for one row.
+ * Not cloned, like attention_forward_tile, so its scalar arithmetic compiles the same way. */
+static void decode_update(float *restrict Oi, float *mi, float *li, float *acc, float *S, const float *qi,
+                          const float *kt, const float *v, int nk, int ld, int hd, float scale) {
+    decode_scores(S, qi, kt, nk, hd, scale);
+    const float mx = gk_max(S, nk, *mi), corr = gk_expf(*mi - mx);
+    decode_exp(S, mx, nk);
+    *li = *li * corr + gk_sum(S, nk);
+    *mi = mx;
+    if (corr != 1.0f)
+        for (int d = 0; d < hd; d++) Oi[d] *= corr;
+    decode_pv(Oi, acc, S, v, nk, ld, hd);
+}
+
+/* decode_update for four queries over one shared tile: their scores and products four at a time,
+ * the online softmax per query between them, with decode_update's arithmetic. S holds 4 tile rows,
+ * acc 4 * hd floats. Not cloned, like decode_update. */
+static void decode_update4(float *const *Os, float *m, float *l, float *acc, float *S, const float *const *qs,
+                           const float *kt, const float *v, int nk, int ld, int hd, float scale) {
+    decode_scores4(S, qs, kt, nk, hd, scale);
+    for (int x = 0; x < 4; x++) {
+        float *Sx = S + (size_t)x * DECODE_BK, *Ox = Os[x];
+        const float mx = gk_max(Sx, nk, m[x]), corr = gk_expf(m[x] - mx);
+        decode_exp(Sx, mx, nk);
+        l[x] = l[x] * corr + gk_sum(Sx, nk);
+        m[x] = mx;
+        if (corr != 1.0f)
+            for (int d = 0; d < hd; d++) Ox[d] *= corr;
+    }
+    decode_pv4(Os, acc, S, v, nk, ld, hd);
+}
+
+/* Workspace of decode_chunk for up to nq queries: S and acc for four queries, kt, then O, m, l
+ * per query. */
+static size_t decode_ws_floats(int hd, int nq) {
+    return 4 * DECODE_BK + (size_t)DECODE_BK * hd + 4 * (size_t)hd + (size_t)nq * (hd + 2);
+}
+
+/* The group heads of kv head g of sequences s0..s1-1 (a chunk) over their caches, the first
+ * `shared` rows of which (a multiple of the key tile) hold the same bits in every cache of the
+ * chunk: those tiles are transposed once, from s0's cache, and every query of the chunk attends
+ * them; then each sequence goes on over its own tiles. Per query: attention_forward_tile for one
+ * query row, tile by tile from key 0, with the tile products computed in place instead of through
+ * packed SGEMM panels (which cost more than the products for one row). Each query sees the same
+ * operations in the same order as it would alone, so the same bits whatever the chunk.
+ * ws holds decode_ws_floats(hd, (s1 - s0) * group). */
+/* Query x of a chunk starting at sequence s0: head x % group of kv head g's group of sequence
+ * s0 + x / group (goff = g * hd). */
+static inline const float *decode_query(const float *q, int s0, int x, int group, size_t goff, int nh, int hd) {
+    return q + (size_t)(s0 + x / group) * nh * hd + goff * group + (size_t)(x % group) * hd;
+}
+
+static void decode_chunk(float *out, const float *q, float *const *kc, float *const *vc, const int32_t *lens,
+                         int s0, int s1, int shared, int g, int nh, int ld, int hd, int group, float scale,
+                         int avx2, float *ws) {
+    const int nq = (s1 - s0) * group;
+    const size_t goff = (size_t)g * hd;
+    float *S = ws, *kt = S + 4 * DECODE_BK, *acc = kt + (size_t)DECODE_BK * hd, *O = acc + 4 * (size_t)hd;
+    float *m = O + (size_t)nq * hd, *l = m + nq;
+    memset(O, 0, sizeof(float) * nq * hd);
+    for (int x = 0; x < nq; x++) m[x] = -INFINITY, l[x] = 0;
+    for (int j0 = 0; j0 < shared; j0 += DECODE_BK) {
+        decode_pack_keys(kt, kc[s0] + goff + (size_t)j0 * ld, DECODE_BK, ld, hd, avx2);
+        const float *v = vc[s0] + goff + (size_t)j0 * ld;
+        int x = 0;
+        for (; x + 4 <= nq; x += 4) {
+            const float *qs[4];
+            float *Os[4];
+            for (int y = 0; y < 4; y++)
+                qs[y] = decode_query(q, s0, x + y, group, goff, nh, hd), Os[y] = O + (size_t)(x + y) * hd;
+            decode_update4(Os, m + x, l + x, acc, S, qs, kt, v, DECODE_BK, ld, hd, scale);
+        }
+        for (; x < nq; x++)
+            decode_update(O + (size_t)x * hd, m + x, l + x, acc, S, decode_query(q, s0, x, group, goff, nh, hd), kt, v,
+                          DECODE_BK, ld, hd, scale);
+    }
+    for (int s = s0; s < s1; s++) {
+        const int len = lens[s], x0 = (s - s0) * group;
+        const float *qg = q + (size_t)s * nh * hd + goff * group;
+        for (int j0 = shared; j0 < len; j0 += DECODE_BK) {
+            const int nk = len - j0 < DECODE_BK ? len - j0 : DECODE_BK;
+            decode_pack_keys(kt, kc[s] + goff + (size_t)j0 * ld, nk, ld, hd, avx2);
+            const float *v = vc[s] + goff + (size_t)j0 * ld;
+            for (int i = 0; i < group; i++)
+                decode_update(O + (size_t)(x0 + i) * hd, m + x0 + i, l + x0 + i, acc, S, qg + (size_t)i * hd, kt, v, nk,
+                              ld, hd, scale);
+        }
+        float *og = out + (size_t)s * nh * hd + goff * group;
+        for (int i = 0; i < group; i++) {
+            const float inv = 1.0f / l[x0 + i];
+            for (int d = 0; d < hd; d++) og[(size_t)i * hd + d] = O[(size_t)(x0 + i) * hd + d] * inv;
+        }
+    }
+}
+
+/* Chunks: consecutive sequences that share at least one full key tile with the one before, at most
+ * max_r of them; starts[c] is chunk c's first sequence (starts[nchunks] = nseq) and tiles[c] the
+ * rows its sequences all share, rounded down to whole tiles. Returns the number of chunks. */
+static int decode_chunks(int *starts, int *tiles, const int32_t *shared, int nseq, int max_r) {
+    int n = 0;
+    for (int s = 0; s < nseq; s++) {
+        const int sh = shared && s > 0 ? shared[s] / DECODE_BK * DECODE_BK : 0;
+        if (n > 0 && sh > 0 && s - starts[n - 1] < max_r) {
+            if (s - starts[n - 1] == 1 || sh < tiles[n - 1]) tiles[n - 1] = sh;
+            continue;
+        }
+        starts[n] = s, tiles[n] = 0, n++;
+    }
+    starts[n] = nseq;
+    return n;
 }
 
 void gk_attention_decode(float *out, const float *q, const float *k_new, const float *v_new,
-                         float *const *k_caches, float *const *v_caches, const int32_t *kv_lens, int nseq,
-                         int nh, int nkv, int hd, float scale) {
-    const long units = (long)nseq * nkv;
+                         float *const *k_caches, float *const *v_caches, const int32_t *kv_lens,
+                         const int32_t *shared, int nseq, int nh, int nkv, int hd, float scale) {
     const int group = nh / nkv, ld = nkv * hd;
-    if (units <= 0) return;
-    const int nthreads = units < gk_threads() ? (int)units : gk_threads();
+    if (nseq <= 0) return;
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
     const int avx2 = __builtin_cpu_supports("avx2");
 #else
     const int avx2 = 0;
 #endif
+    /* Chunks of up to max_r sequences, small enough to leave a few units per thread. */
+    const int threads = gk_threads();
+    int max_r = (int)(((long)nseq * nkv + 4L * threads - 1) / (4L * threads));
+    if (max_r < 1 || hd > DECODE_KC || !shared) max_r = 1;
+    if (max_r > 64) max_r = 64;
+    int *starts = malloc(sizeof(int) * (2 * (size_t)nseq + 1)), *tiles = starts + nseq + 1;
+    const int nchunks = decode_chunks(starts, tiles, shared, nseq, max_r);
+    const long units = (long)nchunks * nkv;
+    const int nthreads = units < threads ? (int)units : threads;
 #pragma omp parallel num_threads(nthreads)
     {
-        const size_t fast = decode_ws_floats(hd, group), fallback = 48 * (size_t)hd + 48 * 64 + 96;
+        const size_t fast = decode_ws_floats(hd, max_r * group), fallback = 48 * (size_t)hd + 48 * 64 + 96;
         float *ws = malloc(sizeof(float) * (hd <= DECODE_KC ? fast : fallback));
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1)
         for (long u = 0; u < units; u++) {
-            const int s = (int)(u / nkv), g = (int)(u % nkv), len = kv_lens[s];
-            float *kc = k_caches[s], *vc = v_caches[s];
-            const size_t last = (size_t)(len - 1) * ld + (size_t)g * hd, row = (size_t)s * nkv * hd + (size_t)g * hd;
-            if (k_new) memcpy(kc + last, k_new + row, sizeof(float) * hd);
-            if (v_new) memcpy(vc + last, v_new + row, sizeof(float) * hd);
-            const size_t qs = (size_t)s * nh * hd, qg = qs + (size_t)g * group * hd;
+            const int c = (int)(u / nkv), g = (int)(u % nkv), s0 = starts[c], s1 = starts[c + 1];
+            for (int s = s0; s < s1; s++) {
+                float *kc = k_caches[s], *vc = v_caches[s];
+                const size_t last = (size_t)(kv_lens[s] - 1) * ld + (size_t)g * hd, row = (size_t)s * nkv * hd + (size_t)g * hd;
+                if (k_new) memcpy(kc + last, k_new + row, sizeof(float) * hd);
+                if (v_new) memcpy(vc + last, v_new + row, sizeof(float) * hd);
+            }
             if (hd <= DECODE_KC)
-                decode_group(out + qg, q + qg, kc + (size_t)g * hd, vc + (size_t)g * hd, len, ld, hd, group, scale, avx2, ws);
+                decode_chunk(out, q, k_caches, v_caches, kv_lens, s0, s1, tiles[c], g, nh, ld, hd, group, scale, avx2, ws);
             else
-                for (int h = g * group; h < (g + 1) * group; h++)
-                    gk_attention_forward_head(out + qs, q + qs, kc, vc, 1, len, nh, nkv, hd, scale, h, ws);
+                for (int s = s0; s < s1; s++) {
+                    const size_t qs = (size_t)s * nh * hd;
+                    for (int h = g * group; h < (g + 1) * group; h++)
+                        gk_attention_forward_head(out + qs, q + qs, k_caches[s], v_caches[s], 1, kv_lens[s], nh, nkv, hd,
+                                                  scale, h, ws);
+                }
         }
         free(ws);
     }
+    free(starts);
 }

@@ -16,7 +16,13 @@ import (
 // and sees every row. When kNew and vNew ([nseq, nkv, hd]) are not the zero Buf they are first
 // written into row kvLens[s]-1 of each cache. The result is AttentionForward's with B = 1,
 // Lq = 1, Lk = kvLens[s] for each sequence (the same bits on the CPU backend).
-func AttentionDecode(out, q, kNew, vNew Buf, kCaches, vCaches []Buf, kvLens []int32, nh, nkv, hd int, scale float32) {
+//
+// shared, when not nil, says that the first shared[s] rows of cache s hold the same bits as those
+// of cache s-1 (shared[0] must be 0; shared[s] < kvLens[s] and < kvLens[s-1], so the rows written
+// by this call are never among them): the CPU backend then reads such rows once for a run of
+// sequences (a prompt prefix copied between caches) instead of once per sequence. The result does
+// not change; a count that claims rows the caches do not share gives wrong attention.
+func AttentionDecode(out, q, kNew, vNew Buf, kCaches, vCaches []Buf, kvLens, shared []int32, nh, nkv, hd int, scale float32) {
 	const op = "AttentionDecode"
 	nseq := len(kvLens)
 	attentionCheck(op, 1, 1, 1, nh, nkv, hd)
@@ -43,9 +49,21 @@ func AttentionDecode(out, q, kNew, vNew Buf, kCaches, vCaches []Buf, kvLens []in
 		}
 		ptrs[s], ptrs[nseq+s] = kCaches[s].p, vCaches[s].p
 	}
+	var sharedPtr *C.int32_t
+	if shared != nil {
+		if len(shared) != nseq {
+			panic(fmt.Sprintf("kernels: %s: %d shared counts for %d sequences", op, len(shared), nseq))
+		}
+		for s, n := range shared {
+			if n < 0 || (s == 0 && n != 0) || (s > 0 && (n >= kvLens[s] || n >= kvLens[s-1])) {
+				panic(fmt.Sprintf("kernels: %s: sequence %d shares %d rows with the one before (lengths %v)", op, s, n, kvLens[max(0, s-1):s+1]))
+			}
+		}
+		sharedPtr = (*C.int32_t)(unsafe.Pointer(&shared[0]))
+	}
 	cp := (**C.float)(unsafe.Pointer(&ptrs[0]))
 	C.gk_attention_decode(fp(out), fp(q), fp(kNew), fp(vNew), cp, (**C.float)(unsafe.Pointer(&ptrs[nseq])),
-		(*C.int32_t)(unsafe.Pointer(&kvLens[0])), C.int(nseq), C.int(nh), C.int(nkv), C.int(hd), C.float(scale))
+		(*C.int32_t)(unsafe.Pointer(&kvLens[0])), sharedPtr, C.int(nseq), C.int(nh), C.int(nkv), C.int(hd), C.float(scale))
 }
 
 // fits reports whether b is a float32 buffer of at least n elements (need, without building the

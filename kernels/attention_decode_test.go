@@ -42,7 +42,7 @@ func TestAttentionDecode(t *testing.T) {
 					t.Fatal(err)
 				}
 				out := zeros(t, nseq*c.nh*c.hd)
-				AttentionDecode(out, q, kNew, vNew, kc, vc, c.lens, c.nh, c.nkv, c.hd, scale)
+				AttentionDecode(out, q, kNew, vNew, kc, vc, c.lens, nil, c.nh, c.nkv, c.hd, scale)
 				got[i] = read(out)
 			}
 			if d := maxAbsDiff(got[0], got[1]); d != 0 {
@@ -68,6 +68,78 @@ func TestAttentionDecode(t *testing.T) {
 	}
 }
 
+// TestAttentionDecodeSharedPrefix: sequences whose caches begin with the same rows (prompt
+// prefixes copied from one cache to the others), told to the kernel through shared, give the same
+// bits as without it and as AttentionForward per sequence, on 1 to 3 threads (which chunk the
+// sequences differently). The runs share less than a tile, exactly whole tiles, and ragged counts;
+// one pair inside a run shares more than the run.
+func TestAttentionDecodeSharedPrefix(t *testing.T) {
+	defer Init(0, 2)
+	for _, c := range []struct {
+		name        string
+		nh, nkv, hd int
+	}{{"tiny shape", 4, 2, 32}, {"group of 3", 6, 2, 16}} {
+		t.Run(c.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(9, uint64(c.nh)))
+			kvRow, qRow := c.nkv*c.hd, c.nh*c.hd
+			// prefix[s]: rows copied from the run's master; shared[s]: rows in common with s-1.
+			lens := []int32{301, 250, 270, 400, 205, 90, 140, 129, 200, 131, 150, 64, 70}
+			prefix := []int{200, 200, 200, 260, 200, 0, 128, 128, 128, 128, 63, 63, 63}
+			master := []int{0, 0, 0, 0, 0, -1, 1, 1, 1, 1, 2, 2, 2}
+			shared := []int32{0, 200, 200, 200, 200, 0, 0, 128, 128, 128, 0, 63, 63}
+			// Sequences 2 and 3 share 260 rows: 3 copies 2's first 260.
+			shared[3] = 260
+			nseq := len(lens)
+			masters := [3][2][]float64{}
+			for i := range masters {
+				masters[i] = [2][]float64{randn(r, 400*kvRow, 1), randn(r, 400*kvRow, 1)}
+			}
+			hk, hv := make([][]float64, nseq), make([][]float64, nseq)
+			for s := range nseq {
+				hk[s], hv[s] = randn(r, int(lens[s])*kvRow, 1), randn(r, int(lens[s])*kvRow, 1)
+				if master[s] >= 0 {
+					copy(hk[s][:prefix[s]*kvRow], masters[master[s]][0])
+					copy(hv[s][:prefix[s]*kvRow], masters[master[s]][1])
+				}
+			}
+			copy(hk[3][:260*kvRow], hk[2])
+			copy(hv[3][:260*kvRow], hv[2])
+			q := buf(t, randn(r, nseq*qRow, 1))
+			kNew, vNew := randn(r, nseq*kvRow, 1), randn(r, nseq*kvRow, 1)
+			scale := float32(1 / math.Sqrt(float64(c.hd)))
+			run := func(threads int, sh []int32) []float64 {
+				if err := Init(0, threads); err != nil {
+					t.Fatal(err)
+				}
+				kc, vc := make([]Buf, nseq), make([]Buf, nseq)
+				for s := range nseq {
+					kc[s], vc[s] = buf(t, hk[s]), buf(t, hv[s])
+				}
+				out := zeros(t, nseq*qRow)
+				AttentionDecode(out, q, buf(t, kNew), buf(t, vNew), kc, vc, lens, sh, c.nh, c.nkv, c.hd, scale)
+				return read(out)
+			}
+			want := run(2, nil)
+			for s, n := range lens { // AttentionForward over the caches as the decode call leaves them
+				k, v := append([]float64(nil), hk[s]...), append([]float64(nil), hv[s]...)
+				last := int(n-1) * kvRow
+				copy(k[last:last+kvRow], kNew[s*kvRow:])
+				copy(v[last:last+kvRow], vNew[s*kvRow:])
+				fwd := zeros(t, qRow)
+				AttentionForward(fwd, Buf{}, q.Slice(s*qRow, qRow), buf(t, k), buf(t, v), 1, 1, int(n), c.nh, c.nkv, c.hd, scale)
+				if d := maxAbsDiff(want[s*qRow:(s+1)*qRow], read(fwd)); d != 0 {
+					t.Fatalf("sequence %d: decode differs from AttentionForward by %g", s, d)
+				}
+			}
+			for _, threads := range []int{1, 2, 3} {
+				if d := maxAbsDiff(run(threads, shared), want); d != 0 {
+					t.Errorf("%d threads: with shared prefixes the output differs by %g, want the same bits", threads, d)
+				}
+			}
+		})
+	}
+}
+
 // TestAttentionDecodeChecks: bad sizes panic with the argument's name instead of reaching C.
 func TestAttentionDecodeChecks(t *testing.T) {
 	q, out, short := zeros(t, 2*4*8), zeros(t, 2*4*8), zeros(t, 3*2*8)
@@ -76,10 +148,14 @@ func TestAttentionDecodeChecks(t *testing.T) {
 		name   string
 		kc, vc []Buf
 		lens   []int32
+		shared []int32
 	}{
-		{"zero length", []Buf{long, long}, []Buf{long, long}, []int32{0, 1}},
-		{"short cache", []Buf{long, short}, []Buf{long, long}, []int32{4, 4}},
-		{"caches vs lengths", []Buf{long}, []Buf{long, long}, []int32{1, 1}},
+		{"zero length", []Buf{long, long}, []Buf{long, long}, []int32{0, 1}, nil},
+		{"short cache", []Buf{long, short}, []Buf{long, long}, []int32{4, 4}, nil},
+		{"caches vs lengths", []Buf{long}, []Buf{long, long}, []int32{1, 1}, nil},
+		{"shared vs lengths", []Buf{long, long}, []Buf{long, long}, []int32{4, 4}, []int32{0}},
+		{"shares the new row", []Buf{long, long}, []Buf{long, long}, []int32{4, 4}, []int32{0, 4}},
+		{"first shares", []Buf{long, long}, []Buf{long, long}, []int32{4, 4}, []int32{1, 0}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			defer func() {
@@ -89,7 +165,7 @@ func TestAttentionDecodeChecks(t *testing.T) {
 					t.Log(fmt.Sprint(r))
 				}
 			}()
-			AttentionDecode(out, q, Buf{}, Buf{}, c.kc, c.vc, c.lens, 4, 2, 8, 0.3)
+			AttentionDecode(out, q, Buf{}, Buf{}, c.kc, c.vc, c.lens, c.shared, 4, 2, 8, 0.3)
 		})
 	}
 }
@@ -127,7 +203,7 @@ func BenchmarkAttentionDecode(b *testing.B) {
 	})
 	b.Run("decode-batched", func(b *testing.B) {
 		for range b.N {
-			AttentionDecode(out, q, Buf{}, Buf{}, kc, vc, lens, nh, nkv, hd, 0.17)
+			AttentionDecode(out, q, Buf{}, Buf{}, kc, vc, lens, nil, nh, nkv, hd, 0.17)
 		}
 	})
 }

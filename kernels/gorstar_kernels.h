@@ -92,10 +92,13 @@ void gk_attention_backward(float *dq, float *dk, float *dv, const float *dout, c
  * pointers, in host arrays of nseq entries) are [capacity, nkv, hd] with kv_lens[s] >= 1 valid rows
  * (a host array); the query sits at position kv_lens[s]-1 and sees every row. When k_new / v_new
  * ([nseq, nkv, hd]) are not NULL, they are first written into row kv_lens[s]-1 of each cache. The same
- * bits as gk_attention_forward with B = 1, Lq = 1, Lk = kv_lens[s] per sequence (CPU). */
+ * bits as gk_attention_forward with B = 1, Lq = 1, Lk = kv_lens[s] per sequence (CPU). shared (a host
+ * array, or NULL) says shared[s] leading rows of cache s hold the same bits as those of cache s-1
+ * (shared[0] is ignored): the CPU reads such rows once for a run of sequences; the result is the
+ * same. */
 void gk_attention_decode(float *out, const float *q, const float *k_new, const float *v_new,
-                         float *const *k_caches, float *const *v_caches, const int32_t *kv_lens, int nseq,
-                         int nh, int nkv, int hd, float scale);
+                         float *const *k_caches, float *const *v_caches, const int32_t *kv_lens,
+                         const int32_t *shared, int nseq, int nh, int nkv, int hd, float scale);
 
 /* ---- activations (swiglu.c) -------------------------------------------------------------- */
 /* out = silu(gate) * up, elementwise over n. */

@@ -1,7 +1,10 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"sync/atomic"
 
 	"gorstar/kernels"
 )
@@ -15,6 +18,30 @@ type KVCache struct {
 	capacity int
 	length   int
 	kvDim    int
+	// Provenance, so that a decode step reads a prefix several caches hold once (AttentionDecode's
+	// shared counts): every cache of one origin holds the origin's rows, bit for bit, in its first
+	// sharedLen() rows. A cache that computed its rows itself is its origin's root (all its rows
+	// are the origin's); one that copied a prefix (CopyPrefix) shares what it copied, up to what its
+	// source shared.
+	origin uint64
+	root   bool
+	shared int // without root
+}
+
+// kvOrigins numbers the origins of caches (0 is none).
+var kvOrigins atomic.Uint64
+
+// newOrigin makes c the root of an origin of its own.
+func (c *KVCache) newOrigin() {
+	c.origin, c.root, c.shared = kvOrigins.Add(1), true, 0
+}
+
+// sharedLen is the number of leading rows c holds of its origin's.
+func (c *KVCache) sharedLen() int {
+	if c.root {
+		return c.length
+	}
+	return min(c.shared, c.length)
 }
 
 // NewKVCache allocates a cache for capacity tokens.
@@ -23,7 +50,9 @@ func (m *Model) NewKVCache(capacity int) (*KVCache, error) {
 		return nil, fmt.Errorf("new kv cache: capacity %d tokens, want > 0", capacity)
 	}
 	kv := m.Config.KVDim()
-	return &KVCache{buf: kernels.Alloc(2 * m.Config.NumHiddenLayers * capacity * kv), capacity: capacity, kvDim: kv}, nil
+	c := &KVCache{buf: kernels.Alloc(2 * m.Config.NumHiddenLayers * capacity * kv), capacity: capacity, kvDim: kv}
+	c.newOrigin()
+	return c, nil
 }
 
 // KVCacheFloats is the number of floats a cache of capacity tokens takes.
@@ -40,6 +69,12 @@ func (c *KVCache) Truncate(n int) {
 	if n < 0 || n > c.length {
 		panic(fmt.Sprintf("model: KVCache.Truncate(%d) of a cache holding %d tokens", n, c.length))
 	}
+	switch {
+	case n == 0:
+		c.newOrigin()
+	case c.root && n < c.length: // the rows from n on will differ from what copies of them hold
+		c.root, c.shared = false, n
+	}
 	c.length = n
 }
 
@@ -55,6 +90,7 @@ func (c *KVCache) CopyPrefix(src *KVCache, n int) {
 		kernels.Copy(c.keys(l), src.keys(l).Slice(0, n*c.kvDim))
 		kernels.Copy(c.values(l), src.values(l).Slice(0, n*c.kvDim))
 	}
+	c.origin, c.root, c.shared = src.origin, false, min(n, src.sharedLen())
 	c.length = n
 }
 
@@ -115,7 +151,7 @@ type Decoder struct {
 	decodeRows int
 	// One layer's caches and lengths for AttentionDecode (the step's one-token inputs).
 	kCaches, vCaches []kernels.Buf
-	kvLens           []int32
+	kvLens, shared   []int32        // shared: rows in common with the row before (AttentionDecode)
 	packed           *packedWeights // nil when steps are too small to use them
 }
 
@@ -194,7 +230,7 @@ func (m *Model) NewDecoder(maxTokens, maxSeqs int) (*Decoder, error) {
 	d.gate, d.up, d.swiglu = f(T*I), f(T*I), f(T*I)
 	d.last, d.lastNorm, d.logits, d.logprob = f(S*C), f(S*C), f(S*V), f(S)
 	d.hostIDs, d.hostPos = make([]int32, T), make([]int32, T)
-	d.kCaches, d.vCaches, d.kvLens = make([]kernels.Buf, S), make([]kernels.Buf, S), make([]int32, S)
+	d.kCaches, d.vCaches, d.kvLens, d.shared = make([]kernels.Buf, S), make([]kernels.Buf, S), make([]int32, S), make([]int32, S)
 	d.order, d.start = make([]int, 0, S), make([]int, S)
 	if T > kernels.FewRows {
 		d.newPackedWeights()
@@ -280,6 +316,8 @@ func (d *Decoder) layOut(in []DecodeInput) {
 		}
 	}
 	d.decodeRows = len(d.order)
+	// Decoding rows of one origin side by side, so that attention reads their shared prefix once.
+	slices.SortStableFunc(d.order, func(a, b int) int { return cmp.Compare(in[a].Cache.origin, in[b].Cache.origin) })
 	for i, s := range in {
 		if len(s.Tokens) > 1 {
 			d.order = append(d.order, i)
@@ -350,9 +388,15 @@ func (d *Decoder) decodeAttention(l int, in []DecodeInput) {
 		s := in[i]
 		d.kCaches[r], d.vCaches[r] = s.Cache.keys(l), s.Cache.values(l)
 		d.kvLens[r] = int32(s.Cache.length + 1)
+		d.shared[r] = 0
+		if r > 0 {
+			if p := in[d.order[r-1]].Cache; p.origin == s.Cache.origin {
+				d.shared[r] = int32(min(p.sharedLen(), s.Cache.sharedLen()))
+			}
+		}
 	}
 	kernels.AttentionDecode(d.att.Slice(0, S*Q), d.q.Slice(0, S*Q), d.k.Slice(0, S*KV), d.v.Slice(0, S*KV),
-		d.kCaches[:S], d.vCaches[:S], d.kvLens[:S], c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim,
+		d.kCaches[:S], d.vCaches[:S], d.kvLens[:S], d.shared[:S], c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim,
 		d.m.attentionScale())
 }
 

@@ -7,14 +7,19 @@ import (
 )
 
 // BenchmarkDecodeMixedStep times the step rollouts run most: 63 sequences decoding one token each
-// over ~1,200 cached tokens beside one appending a 48-token tool response (tiny preset).
-func BenchmarkDecodeMixedStep(b *testing.B) { benchmarkDecodeStep(b, 63, 48) }
+// over 1,200 cached tokens, the first 960 of them a prompt prefix every cache copied from one
+// (the template's system turn), beside one appending a 48-token tool response (tiny preset).
+func BenchmarkDecodeMixedStep(b *testing.B) { benchmarkDecodeStep(b, 63, 48, true) }
 
 // BenchmarkDecodeStep is the same step without the append: 64 decoding sequences.
-func BenchmarkDecodeStep(b *testing.B) { benchmarkDecodeStep(b, 64, 0) }
+func BenchmarkDecodeStep(b *testing.B) { benchmarkDecodeStep(b, 64, 0, true) }
 
-func benchmarkDecodeStep(b *testing.B, decoding, appended int) {
-	const past = 1200
+// BenchmarkDecodeStepUnshared is BenchmarkDecodeStep with the prefix's provenance forgotten: every
+// sequence reads its own copy of the prefix (what a decode step did before shared prefixes).
+func BenchmarkDecodeStepUnshared(b *testing.B) { benchmarkDecodeStep(b, 64, 0, false) }
+
+func benchmarkDecodeStep(b *testing.B, decoding, appended int, sharedPrefix bool) {
+	const past, prefix = 1200, 960
 	runtime.LockOSThread() // one OpenMP team, as in the engine's loop
 	defer runtime.UnlockOSThread()
 	c, err := Preset("tiny", 0)
@@ -43,7 +48,7 @@ func benchmarkDecodeStep(b *testing.B, decoding, appended int) {
 		}
 		return ids
 	}
-	// Fill one cache by prefill steps and copy it into the others.
+	// Fill one cache by prefill steps, copy its prefix into the others, and give each its own rest.
 	caches := make([]*KVCache, rows)
 	for i := range caches {
 		if caches[i], err = m.NewKVCache(past + appended + 1); err != nil {
@@ -58,7 +63,13 @@ func benchmarkDecodeStep(b *testing.B, decoding, appended int) {
 		}
 	}
 	for _, kv := range caches[1:] {
-		kv.CopyPrefix(caches[0], past)
+		kv.CopyPrefix(caches[0], prefix)
+		if !sharedPrefix {
+			kv.newOrigin()
+		}
+		if err := d.Step([]DecodeInput{{Cache: kv, Tokens: tokens(past - prefix)}}); err != nil {
+			b.Fatal(err)
+		}
 	}
 	in := make([]DecodeInput, rows)
 	for i := range in {

@@ -327,3 +327,89 @@ func TestDecodeMixedStepsMatchForward(t *testing.T) {
 		t.Errorf("max abs logprob difference %g > 1e-4", worst)
 	}
 }
+
+// Caches that copied a prompt prefix from one another share it in a decode step (the kernel reads
+// it once) only as far as their rows really are the same bits: a cache truncated and recomputed,
+// a copy of a copy, and a cache that computed the same tokens itself (equal tokens, separate
+// provenance) each get the logits they get decoding alone, and the counts the step shares are
+// exactly the rows the caches have in common.
+func TestDecodeSharedPrefixProvenance(t *testing.T) {
+	c := microConfig("qwen3", false)
+	m, err := New(c, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	V := c.VocabSize
+	ids := randomBatch(c, 1, 400, 3).IDs
+	prompt, other, next := ids[:150], ids[150:300], ids[300:310]
+	// build makes caches A–E on d: A computed 150 tokens, B copied them and computed 20 more, C
+	// copied 140 of A's, then A forgot everything from 100 on and computed 60 other tokens, D
+	// copied all 170 of B's rows (150 of them A's), E computed A's first 150 tokens itself.
+	build := func(d *Decoder) []*KVCache {
+		caches := make([]*KVCache, 5)
+		for i := range caches {
+			if caches[i], err = m.NewKVCache(256); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(caches[i].Free)
+		}
+		A, B, C, D, E := caches[0], caches[1], caches[2], caches[3], caches[4]
+		step := func(kv *KVCache, toks []int32) {
+			t.Helper()
+			if err := d.Step([]DecodeInput{{Cache: kv, Tokens: toks}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		step(A, prompt)
+		B.CopyPrefix(A, 150)
+		step(B, other[:20])
+		C.CopyPrefix(A, 140)
+		A.Truncate(100)
+		step(A, other[20:80])
+		D.CopyPrefix(B, 170)
+		step(E, prompt)
+		return caches
+	}
+	d, err := m.NewDecoder(256, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	alone := make([]float32, 5*V)
+	for i, kv := range build(d) {
+		if err := d.Step([]DecodeInput{{Cache: kv, Tokens: next[i : i+1]}}); err != nil {
+			t.Fatal(err)
+		}
+		d.Logits(alone[i*V : (i+1)*V])
+	}
+	caches := build(d)
+	in := make([]DecodeInput, 5)
+	for i, kv := range caches {
+		in[i] = DecodeInput{Cache: kv, Tokens: next[i : i+1]}
+	}
+	if err := d.Step(in); err != nil {
+		t.Fatal(err)
+	}
+	together := make([]float32, 5*V)
+	d.Logits(together)
+	for i := range 5 {
+		var worst float64
+		for j := i * V; j < (i+1)*V; j++ {
+			worst = max(worst, math.Abs(float64(together[j]-alone[j])))
+		}
+		if worst > 1e-5 {
+			t.Errorf("cache %c: logits in one step with the others differ from alone by %g", 'A'+i, worst)
+		}
+	}
+	// A, B, C, D are of one origin, in input order; E's is its own.
+	shared := map[*KVCache]int32{}
+	for r, i := range d.order[:5] {
+		shared[caches[i]] = d.shared[r]
+	}
+	for i, want := range []int32{0, 100, 140, 140, 0} {
+		if got := shared[caches[i]]; got != want {
+			t.Errorf("cache %c shares %d rows with the row before it, want %d", 'A'+i, got, want)
+		}
+	}
+}

@@ -55,7 +55,8 @@ __global__ __launch_bounds__(GK_WAVE) void attention_decode_kernel(float *out, c
 
 extern "C" void gk_attention_decode(float *out, const float *q, const float *k_new, const float *v_new,
                                     float *const *k_caches, float *const *v_caches, const int32_t *kv_lens,
-                                    int nseq, int nh, int nkv, int hd, float scale) {
+                                    const int32_t *shared, int nseq, int nh, int nkv, int hd, float scale) {
+    (void)shared; /* one wavefront per (sequence, query head): each reads its own cache rows */
     gk_rocm_bind();
     if (nseq <= 0) return;
     if (hd > GK_WAVE * DECODE_MAXR) {
