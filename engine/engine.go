@@ -18,7 +18,11 @@ type Options struct {
 	// for models whose cache would pass 4 GiB). A
 	// sequence is admitted only when its whole capacity fits beside the others'; nothing is evicted.
 	KVTokens int
-	// MaxSeqs bounds the sequences admitted at once (default 64), which is the largest decode batch.
+	// MaxSeqs bounds the sequences running at once (default 64), the largest decode batch. A paused
+	// sequence (waiting on a tool call) keeps its cache and its KV reservation but not its slot:
+	// others are admitted and decode while it waits, so admitted sequences may pass MaxSeqs (KVTokens
+	// bounds them). When more are running than MaxSeqs (paused ones resumed), each step takes
+	// MaxSeqs of them, in turn.
 	MaxSeqs int
 	// StepTokens bounds the tokens of one forward step (default 512): decodes first, then prefill
 	// chunks in the remaining room, so a long prompt never stalls the running sequences for long.
@@ -89,6 +93,7 @@ type Engine struct {
 	waiting  []*Sequence
 	active   []*Sequence // admitted: running or paused, in admission order
 	reserved int         // KV tokens held by admitted sequences
+	turn     int         // where the next capped step starts among the decoding sequences
 	nextID   uint64
 	seeds    *rand.Rand
 	samp     sampler

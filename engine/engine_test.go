@@ -490,3 +490,61 @@ func TestSharedPrefixMatchesNoSharing(t *testing.T) {
 		t.Errorf("log-probabilities differ by %g with sharing on and off", worst)
 	}
 }
+
+// A paused sequence (waiting on a tool) leaves its slot: with MaxSeqs 1, a second sequence is
+// admitted and runs to its end while the first waits; when both are paused and resumed, the
+// steps take them in turn, one at a time, and each gets exactly the tokens it gets with a slot
+// of its own.
+func TestPausedSequenceLeavesItsSlot(t *testing.T) {
+	m, _ := testmodel.Model(t)
+	choreography := func(maxSeqs int) [2][]int32 {
+		e := newEngine(t, m, Options{MaxSeqs: maxSeqs, StepTokens: 32})
+		ctx := ctxT(t)
+		wait := func(s *Sequence, paused bool) Output {
+			t.Helper()
+			wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			o, err := s.Wait(wctx)
+			if err != nil {
+				t.Fatalf("sequence %d: %v (with MaxSeqs %d)", s.ID, err, maxSeqs)
+			}
+			if o.Paused != paused {
+				t.Fatalf("sequence %d: paused %v, want %v", s.ID, o.Paused, paused)
+			}
+			return o
+		}
+		a, err := e.Submit(ctx, Request{Prompt: prompt(6, 1), MaxTokens: 9, Capacity: 40, PauseAfter: 3, Sampling: Sampling{Seed: seed(1)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(a, true)
+		b, err := e.Submit(ctx, Request{Prompt: prompt(7, 2), MaxTokens: 6, Capacity: 40, PauseAfter: 3, Sampling: Sampling{Seed: seed(2)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(b, true) // admitted and decoding while a is paused
+		if st := e.Stats(); st.Paused != 2 || st.Running != 0 {
+			t.Errorf("MaxSeqs %d: %d paused, %d running, want 2 and 0", maxSeqs, st.Paused, st.Running)
+		}
+		for _, s := range []*Sequence{a, b} {
+			if err := s.Append([]int32{3, 4}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Resume(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ob := wait(b, false)
+		wait(a, true)
+		if err := a.Resume(); err != nil {
+			t.Fatal(err)
+		}
+		return [2][]int32{wait(a, false).Tokens, ob.Tokens}
+	}
+	capped, roomy := choreography(1), choreography(4)
+	for i := range capped {
+		if !slices.Equal(capped[i], roomy[i]) {
+			t.Errorf("sequence %d: with one slot %v, with four %v", i, capped[i], roomy[i])
+		}
+	}
+}

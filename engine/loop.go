@@ -51,14 +51,25 @@ func (e *Engine) runnable() bool {
 			return true
 		}
 	}
-	return len(e.waiting) > 0 && len(e.active) < e.opts.MaxSeqs && e.reserved+e.waiting[0].req.Capacity <= e.opts.KVTokens
+	return len(e.waiting) > 0 && e.running() < e.opts.MaxSeqs && e.reserved+e.waiting[0].req.Capacity <= e.opts.KVTokens
+}
+
+// running counts the admitted sequences that are not paused: those that hold a slot.
+func (e *Engine) running() int {
+	n := 0
+	for _, s := range e.active {
+		if s.state == stateRunning {
+			n++
+		}
+	}
+	return n
 }
 
 // admit moves waiting sequences in arrival order into the active set while their capacity fits;
 // the first that does not fit blocks the ones behind it (first come, first served: a long request
 // is not starved by short ones).
 func (e *Engine) admit() {
-	for len(e.waiting) > 0 && len(e.active) < e.opts.MaxSeqs {
+	for len(e.waiting) > 0 && e.running() < e.opts.MaxSeqs {
 		s := e.waiting[0]
 		if e.reserved+s.req.Capacity > e.opts.KVTokens {
 			return
@@ -106,17 +117,26 @@ func (e *Engine) step() {
 	var in []model.DecodeInput
 	var seqs []*Sequence
 	budget := e.opts.StepTokens
+	var decoding []*Sequence
 	for _, s := range e.active {
 		s.inStep = false
 		if s.state == stateRunning && len(s.pending) == 1 {
-			in = append(in, model.DecodeInput{Cache: s.cache, Tokens: s.pending})
-			seqs = append(seqs, s)
-			s.inStep = true
-			budget--
+			decoding = append(decoding, s)
 		}
 	}
+	if len(decoding) > e.opts.MaxSeqs { // resumed sequences passed the cap: MaxSeqs of them, in turn
+		e.turn %= len(decoding)
+		decoding = append(decoding[e.turn:], decoding[:e.turn]...)[:e.opts.MaxSeqs]
+		e.turn += e.opts.MaxSeqs
+	}
+	for _, s := range decoding {
+		in = append(in, model.DecodeInput{Cache: s.cache, Tokens: s.pending})
+		seqs = append(seqs, s)
+		s.inStep = true
+		budget--
+	}
 	for _, s := range e.active {
-		if budget <= 0 {
+		if budget <= 0 || len(in) == e.opts.MaxSeqs {
 			break
 		}
 		if s.state != stateRunning || len(s.pending) <= 1 || !e.sharePrefix(s) {

@@ -110,7 +110,7 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 		return BenchResult{}, err
 	}
 	perSeq := len(prompt) + 16 + opts.MaxResponseTokens
-	eng, err := engine.New(m, engine.Options{MaxSeqs: o.Concurrency, KVTokens: o.Concurrency * perSeq,
+	eng, err := engine.New(m, engine.Options{MaxSeqs: o.Concurrency, KVTokens: 2 * o.Concurrency * perSeq,
 		MaxContext: perSeq, Seed: o.Seed, Tokenizer: tok})
 	if err != nil {
 		return BenchResult{}, err

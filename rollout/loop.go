@@ -124,18 +124,19 @@ func (l *Loop) start(ctx context.Context, batch []*run) error {
 	return nil
 }
 
-// overlapped keeps up to Concurrency trajectories running, each on its own: it resumes as soon
-// as its tool answers, and a finished trajectory's slot goes to the next batch. One batch more is
-// started ahead and waits in the backend's queue, so the backend fills a freed slot in the step it
-// frees it: without it, a slot would wait for the trajectory's goroutine to finish (grading,
-// OnFinish), for a whole batch's slots, and for the submission, a few engine steps each time —
-// what kept short evaluations at a fraction of the engine's rate.
+// overlapped keeps up to Concurrency trajectories decoding, each on its own: it resumes as soon
+// as its tool answers, and a trajectory waiting on its tool or finished leaves its place to the
+// next batch, so the backend decodes a full batch while tools run. One batch more is started ahead
+// and waits in the backend's queue, so the backend fills a freed slot in the step it frees it:
+// without it, a slot would wait for the trajectory's goroutine to finish (grading, OnFinish), for
+// a whole batch's slots, and for the submission, a few engine steps each time — what kept short
+// evaluations at a fraction of the engine's rate.
 func (l *Loop) overlapped(ctx context.Context, work [][]*run) error {
 	ahead := 0
 	for _, b := range work {
 		ahead = max(ahead, len(b))
 	}
-	slots := make(chan struct{}, l.opts.Concurrency+ahead)
+	g := newGate(l.opts.Concurrency + ahead)
 	var wg sync.WaitGroup
 	var firstErr error
 	var mu sync.Mutex
@@ -147,13 +148,9 @@ func (l *Loop) overlapped(ctx context.Context, work [][]*run) error {
 		mu.Unlock()
 	}
 	for _, batch := range work {
-		for range batch {
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				wg.Wait()
-				return ctx.Err()
-			}
+		if err := g.enter(ctx, len(batch)); err != nil {
+			wg.Wait()
+			return err
 		}
 		if err := l.start(ctx, batch); err != nil {
 			wg.Wait()
@@ -163,8 +160,8 @@ func (l *Loop) overlapped(ctx context.Context, work [][]*run) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer func() { <-slots }()
-				if err := r.runAll(ctx); err != nil {
+				defer g.add(-1)
+				if err := r.runAll(ctx, g); err != nil {
 					fail(err)
 				}
 			}()
@@ -172,6 +169,47 @@ func (l *Loop) overlapped(ctx context.Context, work [][]*run) error {
 	}
 	wg.Wait()
 	return firstErr
+}
+
+// gate counts the trajectories that are decoding (started, not waiting on a tool, not finished):
+// new batches enter while the count stays within the limit; one waiting on its tool steps out and
+// comes back without waiting, so a resumed trajectory never queues behind new ones.
+type gate struct {
+	mu       sync.Mutex
+	n, limit int
+	changed  chan struct{} // closed and replaced when the count falls
+}
+
+func newGate(limit int) *gate { return &gate{limit: limit, changed: make(chan struct{})} }
+
+// enter waits until k more fit (or none are decoding) and counts them.
+func (g *gate) enter(ctx context.Context, k int) error {
+	for {
+		g.mu.Lock()
+		if g.n+k <= g.limit || g.n == 0 {
+			g.n += k
+			g.mu.Unlock()
+			return nil
+		}
+		ch := g.changed
+		g.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// add changes the count by k (−1: a trajectory waits on its tool or ended; +1: it resumed).
+func (g *gate) add(k int) {
+	g.mu.Lock()
+	g.n += k
+	if k < 0 {
+		close(g.changed)
+		g.changed = make(chan struct{})
+	}
+	g.mu.Unlock()
 }
 
 // naive runs waves of at most Concurrency trajectories; in a wave every turn is generated for all,

@@ -28,10 +28,11 @@ type Options struct {
 	// Overlap lets each trajectory resume as soon as its tool call answers while the others
 	// decode; false is the naive schedule (each wave's turn waits for all its tool calls).
 	Overlap bool
-	// Concurrency bounds the trajectories in flight at once (a naive wave's size); it should not
-	// pass the backend's batch (engine.Options.MaxSeqs), since a paused sequence keeps its slot.
-	// The overlapped schedule starts one group more ahead, queued in the backend, so a freed slot
-	// is refilled at once.
+	// Concurrency bounds the trajectories decoding at once (a naive wave's size); it should not
+	// pass the backend's batch (engine.Options.MaxSeqs). In the overlapped schedule a trajectory
+	// waiting on its tool call does not count (the engine's paused sequences free their slot too),
+	// so more may be in flight, as the backend's KV cache allows; it starts one group more ahead,
+	// queued in the backend, so a freed slot is refilled at once.
 	Concurrency int
 	// Reward is how trajectories are graded (Truncated is set per trajectory).
 	Reward reward.Options

@@ -117,7 +117,7 @@ func openNative(o PolicyOptions, tmpl *chat.Template) (*Policy, error) {
 }
 
 // batch is the trajectories a native policy takes at once: the concurrency asked for, at most the
-// engine's MaxSeqs (a paused sequence keeps its slot, so more would only queue).
+// engine's MaxSeqs (its decode batch: more would only queue).
 func batch(concurrency, maxSeqs int) int {
 	if concurrency <= 0 {
 		return maxSeqs

@@ -56,14 +56,18 @@ func (r *run) request() Request {
 	return req
 }
 
-// runAll drives the trajectory to its end on its own (the overlapped schedule).
-func (r *run) runAll(ctx context.Context) error {
+// runAll drives the trajectory to its end on its own (the overlapped schedule); g counts it as
+// decoding except while its tool call runs and its result is appended.
+func (r *run) runAll(ctx context.Context, g *gate) error {
 	for !r.done {
 		if err := r.turn(ctx); err != nil || r.done {
 			return err
 		}
+		g.add(-1)
 		r.runTool(ctx)
-		if err := r.resume(ctx); err != nil {
+		err := r.resume(ctx)
+		g.add(1)
+		if err != nil {
 			return err
 		}
 	}
