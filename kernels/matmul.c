@@ -183,14 +183,53 @@ static void sgemm_unit(const gk_microkernel *uk, int trans_a, int trans_b, int K
  * C's columns are split across threads and read B in place. A is contiguous rows here. */
 enum { SMALL_M = 8, SMALL_COLS = 128 };
 
+typedef float small_v8 __attribute__((vector_size(32)));
+typedef float small_v8u __attribute__((vector_size(32), aligned(4)));
+
+/* gk_dot's end: the K % 8 tail into its lanes, then its reduction tree. */
+static inline float small_dot_end(const small_v8 *v, const float *a, const float *b, int k0, int K) {
+    float lane[8];
+    memcpy(lane, v, sizeof lane);
+    for (int i = k0; i < K; i++) lane[i & 7] += a[i] * b[i];
+    return ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
+}
+
+/* The MR (<= 8) rows of A against one row of B (C = A B^T): MR gk_dot products at once, each in its
+ * own 8-lane accumulator with gk_dot's lanes and order (so the same bits), but MR independent
+ * chains instead of one, and each vector of B, streamed from memory once, used MR times. */
+static inline __attribute__((always_inline)) void small_nt_row(float *acc, int w, int MR, const float *const *a,
+                                                               const float *b, int K) {
+    const int K8 = K & ~7;
+    small_v8 c[8];
+    for (int r = 0; r < MR; r++) c[r] = (small_v8){0, 0, 0, 0, 0, 0, 0, 0};
+    for (int k = 0; k < K8; k += 8) {
+        const small_v8 y = *(const small_v8u *)(b + k);
+        for (int r = 0; r < MR; r++) c[r] += *(const small_v8u *)(a[r] + k) * y;
+    }
+    for (int r = 0; r < MR; r++) acc[r * w] = small_dot_end(&c[r], a[r], b, K8, K);
+}
+
 GK_VECTORIZED
 static void small_m_cols(int trans_b, int M, int n0, int n1, int K, float alpha, const float *A, int lda,
                          const float *B, int ldb, float beta, float *C, int ldc) {
     float acc[SMALL_M * SMALL_COLS];
     const int w = n1 - n0;
-    if (trans_b) { /* C[m][n] = A[m] . B[n]: one row of B against every row of A */
-        for (int n = 0; n < w; n++)
-            for (int m = 0; m < M; m++) acc[m * w + n] = gk_dot(A + (size_t)m * lda, B + (size_t)(n0 + n) * ldb, K);
+    if (trans_b) { /* C[m][n] = A[m] . B[n]: gk_dot, every row of A against one row of B at a time */
+        const float *a[8];
+        for (int r = 0; r < 8; r++) a[r] = A + (size_t)(r < M ? r : 0) * lda;
+        for (int n = 0; n < w; n++) {
+            const float *b = B + (size_t)(n0 + n) * ldb;
+            switch (M) { /* MR a constant in each call, so the accumulators stay in registers */
+            case 1: small_nt_row(acc + n, w, 1, a, b, K); break;
+            case 2: small_nt_row(acc + n, w, 2, a, b, K); break;
+            case 3: small_nt_row(acc + n, w, 3, a, b, K); break;
+            case 4: small_nt_row(acc + n, w, 4, a, b, K); break;
+            case 5: small_nt_row(acc + n, w, 5, a, b, K); break;
+            case 6: small_nt_row(acc + n, w, 6, a, b, K); break;
+            case 7: small_nt_row(acc + n, w, 7, a, b, K); break;
+            default: small_nt_row(acc + n, w, 8, a, b, K);
+            }
+        }
     } else { /* C[m][:] = sum_k A[m][k] B[k][:] */
         memset(acc, 0, sizeof(float) * M * w);
         for (int k = 0; k < K; k++) {
