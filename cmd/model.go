@@ -66,7 +66,7 @@ func modelCommand() *cli.Command {
 					&cli.BoolFlag{Name: "generate", Usage: "benchmark generation (engine, KV cache) instead: --batch sequences of --prompt-len random tokens, --new-tokens each"},
 					&cli.IntFlag{Name: "prompt-len", Value: 64, Usage: "with --generate: prompt tokens per sequence"},
 					&cli.IntFlag{Name: "new-tokens", Value: 64, Usage: "with --generate: generated tokens per sequence"},
-					&cli.IntFlag{Name: "batch", Usage: "sequences per step (default 16 on tiny, 8 otherwise)"},
+					&cli.IntFlag{Name: "batch", Usage: "sequences per step (default 16 on tiny, 8 otherwise; with --generate each of 1, 2, 4, …, 64)"},
 					&cli.IntFlag{Name: "seq", Usage: "tokens per sequence (default 256 on tiny, 512 otherwise)"},
 					&cli.IntFlag{Name: "steps", Value: 3, Usage: "timed steps (after one warm-up step)"},
 					&cli.IntFlag{Name: "recompute", Usage: "recompute the activations of the first `N` layers in backward (default model.recompute_layers)"},
@@ -249,7 +249,7 @@ func modelBench(c *cli.Context) error {
 		if c.IsSet("model") && c.IsSet("preset") {
 			return usererr.New("model bench: give at most one of --model and --preset")
 		}
-		// Without --batch, generateBench runs batches 1, 8 and 64; without --model/--preset, both presets.
+		// Without --batch, generateBench runs batches 1, 2, 4, …, 64 (rollout batches shrink and grow); without --model/--preset, both presets.
 		return generateBench(c, o, c.String("model"), c.String("preset"), c.Int("batch"),
 			c.Int("prompt-len"), c.Int("new-tokens"), c.Bool("compare-torch"))
 	}

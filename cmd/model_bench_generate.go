@@ -35,7 +35,7 @@ type generateRow struct {
 // generateBench measures generation throughput of the native engine (greedy, batch sequences of
 // promptLen random tokens, newTokens each) and, with compareTorch, of bench/qwen3_torch.py
 // generate-bench on the same weights, shapes and threads, run one after the other. An empty
-// modelDir and preset benchmark both presets; batch 0 runs batches 1, 8 and 64. The torch side
+// modelDir and preset benchmark both presets; batch 0 runs batches 1, 2, 4, …, 64. The torch side
 // is skipped with a message when the interpreter cannot import torch.
 func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, promptLen, newTokens int, compareTorch bool) error {
 	if err := initKernels(o); err != nil {
@@ -43,7 +43,7 @@ func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, pr
 	}
 	batches := []int{batch}
 	if batch == 0 {
-		batches = []int{1, 8, 64}
+		batches = []int{1, 2, 4, 8, 16, 32, 64}
 	}
 	if err := firstErr(
 		inRange("--batch", batch, 0, 4096),
