@@ -197,12 +197,16 @@ static inline float small_dot_end(const small_v8 *v, const float *a, const float
 /* The MR (<= 8) rows of A against one row of B (C = A B^T): MR gk_dot products at once, each in its
  * own 8-lane accumulator with gk_dot's lanes and order (so the same bits), but MR independent
  * chains instead of one, and each vector of B, streamed from memory once, used MR times. */
+#ifndef SMALL_AHEAD
+#define SMALL_AHEAD 1024 /* floats of B prefetched ahead: 1–2 rows of the model's weights */
+#endif
 static inline __attribute__((always_inline)) void small_nt_row(float *acc, int w, int MR, const float *const *a,
                                                                const float *b, int K) {
     const int K8 = K & ~7;
     small_v8 c[8];
     for (int r = 0; r < MR; r++) c[r] = (small_v8){0, 0, 0, 0, 0, 0, 0, 0};
     for (int k = 0; k < K8; k += 8) {
+        __builtin_prefetch(b + SMALL_AHEAD + k);
         const small_v8 y = *(const small_v8u *)(b + k);
         for (int r = 0; r < MR; r++) c[r] += *(const small_v8u *)(a[r] + k) * y;
     }
