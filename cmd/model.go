@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -313,10 +314,19 @@ func modelBench(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// The ceiling, measured in the same run on the same threads: SGEMM on the step's MLP shapes.
+	sgemm, err := model.SGEMMRate(c.Context, m.Config, batch*seq, time.Second)
+	if err != nil {
+		return err
+	}
+	flops := m.Config.TrainFLOPsPerToken(seq)
+	stepGFLOPS := flops * res.TokensPerSecond / 1e9
 	out := map[string]any{
 		"mode": "train", "model": name, "batch": batch, "seq": seq, "steps": res.Steps, "threads": threads,
 		"backend": kernels.Backend(), "seconds": res.Seconds, "tokens_per_s": res.TokensPerSecond,
 		"num_params": m.Config.NumParams(), "gomaxprocs": runtime.GOMAXPROCS(0),
+		"gflop_per_token": flops / 1e9, "step_gflops": stepGFLOPS, "sgemm_gflops": sgemm,
+		"sgemm_fraction": stepGFLOPS / sgemm,
 	}
 	if c.Bool("compare-torch") {
 		if skip := torchMissing(c, flagOr(c, "python", "/usr/bin/python3")); skip != "" {
@@ -336,7 +346,8 @@ func modelBench(c *cli.Context) error {
 	if o.JSON {
 		return printJSON(c, out)
 	}
-	fmt.Fprintf(c.App.Writer, "%s %d×%d, %d threads (%s): %.0f tokens/s\n", name, batch, seq, threads, kernels.Backend(), res.TokensPerSecond)
+	fmt.Fprintf(c.App.Writer, "%s %d×%d, %d threads (%s): %.0f tokens/s = %.1f GFLOP/s (%.3f GFLOP a token), %.0f%% of SGEMM's %.1f GFLOP/s on the step's shapes\n",
+		name, batch, seq, threads, kernels.Backend(), res.TokensPerSecond, stepGFLOPS, flops/1e9, 100*stepGFLOPS/sgemm, sgemm)
 	if t, ok := out["torch_tokens_per_s"].(float64); ok {
 		fmt.Fprintf(c.App.Writer, "pytorch: %.0f tokens/s; gorstar/pytorch = %.2f\n", t, out["ratio"])
 	}

@@ -153,6 +153,11 @@ func TestModelBenchRuns(t *testing.T) {
 	if out["tokens_per_s"].(float64) <= 0 || out["batch"] != 2.0 || out["seq"] != 16.0 {
 		t.Fatalf("bench: %v", out)
 	}
+	// The step's rate against SGEMM's, measured in the same run.
+	step, sgemm := out["step_gflops"].(float64), out["sgemm_gflops"].(float64)
+	if step <= 0 || sgemm <= 0 || out["sgemm_fraction"].(float64) != step/sgemm {
+		t.Fatalf("bench: step %v GFLOP/s, sgemm %v, fraction %v", step, sgemm, out["sgemm_fraction"])
+	}
 }
 
 func TestModelBenchGenerateRuns(t *testing.T) {

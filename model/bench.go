@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"time"
+
+	"gorstar/kernels"
 )
 
 // TrainBench is the result of BenchmarkTrain.
@@ -66,4 +68,53 @@ func BenchmarkTrain(ctx context.Context, m *Model, B, L, steps int, seed uint64)
 	res.Seconds = time.Since(start).Seconds()
 	res.TokensPerSecond = float64(B*L*steps) / res.Seconds
 	return res, nil
+}
+
+// TrainFLOPsPerToken is the arithmetic of one training step per token of an L-token sequence
+// (forward, backward, no recomputation): 6 per weight of every matrix product (the projections,
+// the MLP and the lm_head) plus causal attention's scores and weighted sums, 12 × query dim per
+// visible key per layer (forward 4, backward 8), at (L+1)/2 visible keys on average.
+func (c Config) TrainFLOPsPerToken(L int) float64 {
+	C, I, Q, KV := float64(c.HiddenSize), float64(c.IntermediateSize), float64(c.QDim()), float64(c.KVDim())
+	perLayer := C*Q + 2*C*KV + Q*C + 3*C*I
+	matmul := float64(c.NumHiddenLayers)*perLayer + C*float64(c.VocabSize)
+	attention := float64(c.NumHiddenLayers) * 12 * Q * float64(L+1) / 2
+	return 6*matmul + attention
+}
+
+// SGEMMRate measures the machine's SGEMM rate on the model's training shapes for T tokens: the
+// MLP's up projection forward ([T,C]·[I,C]ᵀ), its input gradient ([T,I]·[I,C]) and its weight
+// gradient ([T,I]ᵀ·[T,C]), in turn until at least minTime has passed (after one untimed round),
+// on the kernels' threads. It returns GFLOP/s: the ceiling a training step's rate is read against.
+func SGEMMRate(ctx context.Context, c Config, T int, minTime time.Duration) (float64, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	C, I := c.HiddenSize, c.IntermediateSize
+	x, w, y := kernels.Alloc(T*C), kernels.Alloc(I*C), kernels.Alloc(T*I)
+	defer x.Free()
+	defer w.Free()
+	defer y.Free()
+	rng := rand.New(rand.NewPCG(1, 5))
+	for _, b := range []kernels.Buf{x, w, y} {
+		v := make([]float32, b.Len())
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		b.CopyFrom(v)
+	}
+	round := func() {
+		kernels.SGEMM(false, true, T, I, C, 1, x, C, w, C, 0, y, I)  // y = x wᵀ
+		kernels.SGEMM(false, false, T, C, I, 1, y, I, w, C, 0, x, C) // dx = dy w
+		kernels.SGEMM(true, false, I, C, T, 1, y, I, x, C, 0, w, C)  // dw = dyᵀ x
+	}
+	round()
+	rounds, start := 0, time.Now()
+	for rounds == 0 || time.Since(start) < minTime {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		round()
+		rounds++
+	}
+	return 3 * 2 * float64(T) * float64(C) * float64(I) * float64(rounds) / time.Since(start).Seconds() / 1e9, nil
 }

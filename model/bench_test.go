@@ -27,3 +27,17 @@ func benchmarkTrain(b *testing.B, preset string, B, L int) {
 	}
 	b.ReportMetric(r.TokensPerSecond, "tokens/s")
 }
+
+// The small preset's training arithmetic per token at 512 tokens, counted by hand: per layer
+// q 512·512 + k, v 2·512·256 + o 512·512 + MLP 3·512·1536 = 3,145,728 weights, × 8 layers, +
+// lm_head 512·32,000 = 41,549,824, × 6 = 249,298,944; attention 8 layers × 12 × 512 × 256.5
+// visible keys = 12,607,488; 261,906,432 in all.
+func TestTrainFLOPsPerToken(t *testing.T) {
+	c, err := Preset("small", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.TrainFLOPsPerToken(512); got != 261906432 {
+		t.Errorf("small at 512 tokens: %.0f FLOP a token, want 261906432", got)
+	}
+}
