@@ -6,7 +6,7 @@
 # (`gorstar rollout`) and prints well_formed by SFT step with the failure modes of the rest
 # (bench/wellformed_modes.py).
 #
-# usage: bench/sft_wellformed.sh [WORKDIR]     (needs go and python3; ~25 min on one core)
+# usage: bench/sft_wellformed.sh [WORKDIR]     (needs go and python3; ~33 min on one core)
 # Settings by environment: SFT_N (conversations, 5600), SFT_LR (0.003), SFT_SCHEDULE (cosine),
 # SFT_EPOCHS (1), SAVE_EVERY (100), EVAL_N (held-out problems, 100), SAMPLES (4), SEED (of init,
 # SFT and sampling, 1), THREADS (1). The data seeds are the quickstart's (held out 2, SFT 3).
