@@ -69,7 +69,8 @@ func (e *Engine) running() int {
 // the first that does not fit blocks the ones behind it (first come, first served: a long request
 // is not starved by short ones).
 func (e *Engine) admit() {
-	for len(e.waiting) > 0 && e.running() < e.opts.MaxSeqs {
+	running := e.running()
+	for len(e.waiting) > 0 && running < e.opts.MaxSeqs {
 		s := e.waiting[0]
 		if e.reserved+s.req.Capacity > e.opts.KVTokens {
 			return
@@ -84,6 +85,7 @@ func (e *Engine) admit() {
 		s.state = stateRunning
 		e.active = append(e.active, s)
 		e.reserved += cache.Cap()
+		running++
 	}
 }
 

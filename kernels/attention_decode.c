@@ -170,35 +170,32 @@ static void decode_pv4(float *const *os, float *restrict acc, const float *restr
     }
 }
 
-/* One query's online-softmax update with one packed key tile: attention_forward_tile for one row.
- * Not cloned, like attention_forward_tile, so its scalar arithmetic compiles the same way. */
+/* The online softmax between a query's scores S (nk of them) and its products: running max m,
+ * sum l, and the output row Oi rescaled, as attention_forward_tile does for one row. Not cloned,
+ * like attention_forward_tile, so its scalar arithmetic compiles the same way. */
+static void decode_softmax(float *restrict Oi, float *m, float *l, float *S, int nk, int hd) {
+    const float mx = gk_max(S, nk, *m), corr = gk_expf(*m - mx);
+    decode_exp(S, mx, nk);
+    *l = *l * corr + gk_sum(S, nk);
+    *m = mx;
+    if (corr != 1.0f)
+        for (int d = 0; d < hd; d++) Oi[d] *= corr;
+}
+
+/* One query's update with one packed key tile: scores, softmax, products. */
 static void decode_update(float *restrict Oi, float *mi, float *li, float *acc, float *S, const float *qi,
                           const float *kt, const float *v, int nk, int ld, int hd, float scale) {
     decode_scores(S, qi, kt, nk, hd, scale);
-    const float mx = gk_max(S, nk, *mi), corr = gk_expf(*mi - mx);
-    decode_exp(S, mx, nk);
-    *li = *li * corr + gk_sum(S, nk);
-    *mi = mx;
-    if (corr != 1.0f)
-        for (int d = 0; d < hd; d++) Oi[d] *= corr;
+    decode_softmax(Oi, mi, li, S, nk, hd);
     decode_pv(Oi, acc, S, v, nk, ld, hd);
 }
 
 /* decode_update for four queries over one shared tile: their scores and products four at a time,
- * the online softmax per query between them, with decode_update's arithmetic. S holds 4 tile rows,
- * acc 4 * hd floats. Not cloned, like decode_update. */
+ * the softmax per query between them. S holds 4 tile rows, acc 4 * hd floats. */
 static void decode_update4(float *const *Os, float *m, float *l, float *acc, float *S, const float *const *qs,
                            const float *kt, const float *v, int nk, int ld, int hd, float scale) {
     decode_scores4(S, qs, kt, nk, hd, scale);
-    for (int x = 0; x < 4; x++) {
-        float *Sx = S + (size_t)x * DECODE_BK, *Ox = Os[x];
-        const float mx = gk_max(Sx, nk, m[x]), corr = gk_expf(m[x] - mx);
-        decode_exp(Sx, mx, nk);
-        l[x] = l[x] * corr + gk_sum(Sx, nk);
-        m[x] = mx;
-        if (corr != 1.0f)
-            for (int d = 0; d < hd; d++) Ox[d] *= corr;
-    }
+    for (int x = 0; x < 4; x++) decode_softmax(Os[x], m + x, l + x, S + (size_t)x * DECODE_BK, nk, hd);
     decode_pv4(Os, acc, S, v, nk, ld, hd);
 }
 

@@ -149,7 +149,8 @@ type Decoder struct {
 	order      []int
 	start      []int
 	decodeRows int
-	// One layer's caches and lengths for AttentionDecode (the step's one-token inputs).
+	// AttentionDecode's arguments for the step's one-token inputs: one layer's caches, and the
+	// lengths and shared rows of the step.
 	kCaches, vCaches []kernels.Buf
 	kvLens, shared   []int32        // shared: rows in common with the row before (AttentionDecode)
 	packed           *packedWeights // nil when steps are too small to use them
@@ -318,6 +319,18 @@ func (d *Decoder) layOut(in []DecodeInput) {
 	d.decodeRows = len(d.order)
 	// Decoding rows of one origin side by side, so that attention reads their shared prefix once.
 	slices.SortStableFunc(d.order, func(a, b int) int { return cmp.Compare(in[a].Cache.origin, in[b].Cache.origin) })
+	// Their lengths after this step and the rows each shares with the row before: the same for
+	// every layer.
+	for r, i := range d.order {
+		c := in[i].Cache
+		d.kvLens[r], d.shared[r] = int32(c.length+1), 0
+		if r == 0 {
+			continue
+		}
+		if p := in[d.order[r-1]].Cache; p.origin == c.origin {
+			d.shared[r] = int32(min(p.sharedLen(), c.sharedLen()))
+		}
+	}
 	for i, s := range in {
 		if len(s.Tokens) > 1 {
 			d.order = append(d.order, i)
@@ -385,15 +398,7 @@ func (d *Decoder) decodeAttention(l int, in []DecodeInput) {
 	c := d.m.Config
 	Q, KV := c.QDim(), c.KVDim()
 	for r, i := range d.order[:S] {
-		s := in[i]
-		d.kCaches[r], d.vCaches[r] = s.Cache.keys(l), s.Cache.values(l)
-		d.kvLens[r] = int32(s.Cache.length + 1)
-		d.shared[r] = 0
-		if r > 0 {
-			if p := in[d.order[r-1]].Cache; p.origin == s.Cache.origin {
-				d.shared[r] = int32(min(p.sharedLen(), s.Cache.sharedLen()))
-			}
-		}
+		d.kCaches[r], d.vCaches[r] = in[i].Cache.keys(l), in[i].Cache.values(l)
 	}
 	kernels.AttentionDecode(d.att.Slice(0, S*Q), d.q.Slice(0, S*Q), d.k.Slice(0, S*KV), d.v.Slice(0, S*KV),
 		d.kCaches[:S], d.vCaches[:S], d.kvLens[:S], d.shared[:S], c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim,

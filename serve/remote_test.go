@@ -29,25 +29,16 @@ func tinyDir(t *testing.T, seed uint64) string {
 	return dir
 }
 
-// loadEngine opens the model of dir under an engine closed when the test ends.
+// loadEngine opens the model of dir under an engine closed when the test ends (testserve.Engine,
+// which this package's tests cannot import: testserve imports serve).
 func loadEngine(t *testing.T, dir string, opts engine.Options) (*engine.Engine, *tokenizer.Tokenizer) {
 	t.Helper()
-	m, err := model.Load(dir)
+	p, err := engine.LoadPolicy(dir, engine.PolicyOptions{Engine: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(m.Close)
-	tok, err := tokenizer.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Tokenizer = tok
-	eng, err := engine.New(m, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Close)
-	return eng, tok
+	t.Cleanup(p.Close)
+	return p.Engine, p.Tokenizer
 }
 
 // serveDir serves the model of dir on 127.0.0.1 and returns its URL.

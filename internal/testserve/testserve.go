@@ -10,31 +10,20 @@ import (
 	"testing"
 
 	"gorstar/engine"
-	"gorstar/model"
 	"gorstar/serve"
 	"gorstar/tokenizer"
 )
 
-// Engine loads the model directory dir and starts an engine over it (opts.Tokenizer is set to the
-// directory's tokenizer).
+// Engine loads the model directory dir and starts an engine over it (engine.LoadPolicy: opts.Tokenizer
+// is set to the directory's tokenizer), closed when the test ends.
 func Engine(t testing.TB, dir string, opts engine.Options) (*engine.Engine, *tokenizer.Tokenizer) {
 	t.Helper()
-	m, err := model.Load(dir)
+	p, err := engine.LoadPolicy(dir, engine.PolicyOptions{Engine: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(m.Close)
-	tok, err := tokenizer.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Tokenizer = tok
-	eng, err := engine.New(m, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Close)
-	return eng, tok
+	t.Cleanup(p.Close)
+	return p.Engine, p.Tokenizer
 }
 
 // Server is a running gorstar serve.
