@@ -2,8 +2,11 @@
 
 /* attention_decode.c — one decode step of attention for many sequences in one call.
  *
- * Every sequence brings one new query token and has its own KV cache (its own buffer and length),
- * so the batch cannot be a [B, L, heads, hd] tensor. The sequences are cut into chunks of
+ * Every row brings one new query token and its own KV cache (its own buffer and length), so the
+ * batch cannot be a [B, L, heads, hd] tensor. Several rows may be consecutive tokens of one
+ * sequence (a short appended chunk, such as a tool's answer): they name the same cache with
+ * lengths one apart, and since every new key and value row is written before any row attends, each
+ * sees the ones before it. The sequences are cut into chunks of
  * neighbours whose caches begin with the same rows (the caller says how many: a shared prompt, such
  * as a template's system turn copied from one cache into the others); one OpenMP region covers every
  * (chunk, kv head) pair. Each pair writes its sequences' new key/value rows (when given), transposes
@@ -303,15 +306,19 @@ void gk_attention_decode(float *out, const float *q, const float *k_new, const f
     {
         const size_t fast = decode_ws_floats(hd, max_r * group), fallback = 48 * (size_t)hd + 48 * 64 + 96;
         float *ws = malloc(sizeof(float) * (hd <= DECODE_KC ? fast : fallback));
+        /* Every new row first: rows of one cache (the new tokens of one sequence) may fall in
+         * different chunks, and each sees the rows before it. */
+        if (k_new || v_new) {
+#pragma omp for schedule(static)
+            for (int s = 0; s < nseq; s++) {
+                const size_t last = (size_t)(kv_lens[s] - 1) * ld, row = (size_t)s * ld;
+                if (k_new) memcpy(k_caches[s] + last, k_new + row, sizeof(float) * ld);
+                if (v_new) memcpy(v_caches[s] + last, v_new + row, sizeof(float) * ld);
+            }
+        }
 #pragma omp for schedule(dynamic, 1)
         for (long u = 0; u < units; u++) {
             const int c = (int)(u / nkv), g = (int)(u % nkv), s0 = starts[c], s1 = starts[c + 1];
-            for (int s = s0; s < s1; s++) {
-                float *kc = k_caches[s], *vc = v_caches[s];
-                const size_t last = (size_t)(kv_lens[s] - 1) * ld + (size_t)g * hd, row = (size_t)s * nkv * hd + (size_t)g * hd;
-                if (k_new) memcpy(kc + last, k_new + row, sizeof(float) * hd);
-                if (v_new) memcpy(vc + last, v_new + row, sizeof(float) * hd);
-            }
             if (hd <= DECODE_KC)
                 decode_chunk(out, q, k_caches, v_caches, kv_lens, s0, s1, tiles[c], g, nh, ld, hd, group, scale, avx2, ws);
             else

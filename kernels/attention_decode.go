@@ -14,8 +14,13 @@ import (
 // one new query token (q and out are [nseq, nh, hd]) and its own cache, kCaches[s] and vCaches[s]
 // laid out [capacity, nkv, hd] with kvLens[s] ≥ 1 valid rows; the query sits at row kvLens[s]-1
 // and sees every row. When kNew and vNew ([nseq, nkv, hd]) are not the zero Buf they are first
-// written into row kvLens[s]-1 of each cache. The result is AttentionForward's with B = 1,
-// Lq = 1, Lk = kvLens[s] for each sequence (the same bits on the CPU backend).
+// written into row kvLens[s]-1 of each cache, all of them before any row attends. The result is
+// AttentionForward's with B = 1, Lq = 1, Lk = kvLens[s] for each sequence (the same bits on the
+// CPU backend).
+//
+// Rows next to each other may name the same cache with growing lengths: the new tokens of one
+// sequence (a short prefill, such as a tool's answer appended to a rollout), each attending the
+// rows before it and itself, which is AttentionForward's causal result for them.
 //
 // shared, when not nil, says that the first shared[s] rows of cache s hold the same bits as those
 // of cache s-1 (shared[0] must be 0; shared[s] < kvLens[s] and < kvLens[s-1], so the rows written
@@ -48,6 +53,9 @@ func AttentionDecode(out, q, kNew, vNew Buf, kCaches, vCaches []Buf, kvLens, sha
 			need(op, fmt.Sprintf("vCaches[%d]", s), vCaches[s], want, F32)
 		}
 		ptrs[s], ptrs[nseq+s] = kCaches[s].p, vCaches[s].p
+		if s > 0 && ptrs[s] == ptrs[s-1] && n <= kvLens[s-1] {
+			panic(fmt.Sprintf("kernels: %s: rows %d and %d of one cache have lengths %d and %d, want growing", op, s-1, s, kvLens[s-1], n))
+		}
 	}
 	var sharedPtr *C.int32_t
 	if shared != nil {

@@ -72,6 +72,26 @@ static float *scratch(int which, size_t floats) {
     return buf[which];
 }
 
+/* Packing reads activations that are usually not in cache, as short runs far apart (a row's KC
+ * floats, or a transposed block's mc floats per k) that the hardware prefetcher does not follow;
+ * the loops below fetch ahead themselves. PACK_ROWS_AHEAD: source rows ahead in the transposed
+ * case. */
+enum { PACK_ROWS_AHEAD = 8, PACK_K_BLOCK = 16 };
+
+/* One full panel of MR rows, not transposed: k outer, so MR source rows stream together and the
+ * panel is written in order; the next panel's rows are fetched one block behind. MR is a constant
+ * at each call, so the inner loop unrolls. */
+static inline __attribute__((always_inline)) void pack_a_panel(float *d, const float *a, size_t lda, int kc,
+                                                               int MR, int next) {
+    for (int k0 = 0; k0 < kc; k0 += PACK_K_BLOCK) {
+        const int k1 = kc - k0 < PACK_K_BLOCK ? kc : k0 + PACK_K_BLOCK;
+        if (next)
+            for (int i = 0; i < MR; i++) __builtin_prefetch(a + (size_t)(MR + i) * lda + k0);
+        for (int k = k0; k < k1; k++)
+            for (int i = 0; i < MR; i++) d[(size_t)k * MR + i] = a[(size_t)i * lda + k];
+    }
+}
+
 /* op(A)[m0:m0+mc, p0:p0+kc] into MR-row panels dst[panel][k*MR + i], zero-padded. Source rows are
  * read contiguously: along k when A is not transposed, along m (the whole block per k) when it is,
  * so a large lda never means one page per element. */
@@ -79,6 +99,11 @@ static void pack_a(float *dst, const float *A, int lda, int trans, int m0, int m
     if (trans) {
         for (int k = 0; k < kc; k++) {
             const float *src = A + (size_t)(p0 + k) * lda + m0;
+            if (k + PACK_ROWS_AHEAD < kc) {
+                const float *ahead = src + (size_t)PACK_ROWS_AHEAD * lda;
+                for (int i = 0; i < mc; i += 16) __builtin_prefetch(ahead + i);
+                __builtin_prefetch(ahead + mc - 1);
+            }
             for (int ir = 0; ir < mc; ir += MR) {
                 float *d = dst + (size_t)(ir / MR) * MR * kc + (size_t)k * MR;
                 const int rows = mc - ir < MR ? mc - ir : MR;
@@ -91,9 +116,20 @@ static void pack_a(float *dst, const float *A, int lda, int trans, int m0, int m
     }
     for (int ir = 0; ir < mc; ir += MR, dst += (size_t)MR * kc) {
         const int rows = mc - ir < MR ? mc - ir : MR;
+        const float *a = A + (size_t)(m0 + ir) * lda + p0;
+        if (rows == MR) {
+            const int next = mc - ir >= 2 * MR;
+            if (MR == 6)
+                pack_a_panel(dst, a, (size_t)lda, kc, 6, next);
+            else if (MR == 12)
+                pack_a_panel(dst, a, (size_t)lda, kc, 12, next);
+            else
+                pack_a_panel(dst, a, (size_t)lda, kc, MR, next);
+            continue;
+        }
         for (int i = 0; i < MR; i++) {
             if (i < rows) {
-                const float *src = A + (size_t)(m0 + ir + i) * lda + p0;
+                const float *src = a + (size_t)i * lda;
                 for (int k = 0; k < kc; k++) dst[(size_t)k * MR + i] = src[k];
             } else {
                 for (int k = 0; k < kc; k++) dst[(size_t)k * MR + i] = 0;
@@ -277,23 +313,28 @@ static void sgemm_parallel(const gk_microkernel *uk, int trans_a, int trans_b, i
                            const packed_b *pre) {
     const int MR = uk->mr, NR = uk->nr, MC = MR * GK_MC_PANELS_FOR(MR);
     const int nt = gk_threads();
-    /* Units: column slices of at most NC_UNIT, and row slices (whole MC blocks) when there are fewer
-     * slices than threads. Each unit packs its own B slice, so row slices cost one B packing each:
-     * one per thread is the least, and equal sizes balance a quiet machine. With B prepacked, column
-     * slices cost nothing extra, so there are several per thread for the dynamic schedule to balance. */
+    /* Units: column slices of at most NC_UNIT, and row slices when there are fewer slices than
+     * threads. Each unit packs its own B slice, so row slices cost one B packing each: one per thread
+     * is the least, and equal sizes balance a quiet machine — so the column slices come in a
+     * multiple of the threads, equal to an NR panel (1,536 columns on 2 threads: 768 + 768, not
+     * 1,024 + 512), and row slices split the MR panels evenly, not whole MC blocks. With B
+     * prepacked, column slices cost nothing extra, so there are several per thread for the dynamic
+     * schedule to balance. No split changes a bit of C: each element sees the same K order. */
     const int want = pre ? 4 * nt : nt;
-    int ncu = N < NC_UNIT ? N : NC_UNIT;
-    if (pre) ncu = (ncu + NR - 1) / NR * NR;
-    int nparts_n = (N + ncu - 1) / ncu;
-    int mblocks = (M + MC - 1) / MC, nparts_m = 1;
-    if (nparts_n < want) nparts_m = (want + nparts_n - 1) / nparts_n < mblocks ? (want + nparts_n - 1) / nparts_n : mblocks;
+    int nparts_n = (N + NC_UNIT - 1) / NC_UNIT;
+    if (nparts_n >= nt) nparts_n = (nparts_n + nt - 1) / nt * nt;
+    int ncu = ((N + nparts_n - 1) / nparts_n + NR - 1) / NR * NR;
+    nparts_n = (N + ncu - 1) / ncu;
+    const int mpanels = (M + MR - 1) / MR;
+    int nparts_m = 1;
+    if (nparts_n < want) nparts_m = (want + nparts_n - 1) / nparts_n < mpanels ? (want + nparts_n - 1) / nparts_n : mpanels;
     while (nparts_n * nparts_m < want && ncu > 4 * NR) {
         ncu = (ncu / 2 + NR - 1) / NR * NR;
         nparts_n = (N + ncu - 1) / ncu;
     }
     const int units = nparts_n * nparts_m;
     const int kcmax = K < KC ? K : KC;
-    const size_t bfloats = pre ? 0 : (size_t)kcmax * ((ncu + NR - 1) / NR * NR), afloats = (size_t)MC * kcmax;
+    const size_t bfloats = pre ? 0 : (size_t)kcmax * ncu, afloats = (size_t)MC * kcmax;
 
 #pragma omp parallel for num_threads(units < nt ? units : nt) schedule(dynamic, 1)
     for (int u = 0; u < units; u++) {
@@ -303,8 +344,8 @@ static void sgemm_parallel(const gk_microkernel *uk, int trans_a, int trans_b, i
             continue;
         }
         const int um = u / nparts_n, un = u % nparts_n;
-        const int m0 = (int)((long)mblocks * um / nparts_m) * MC;
-        const int m1 = um == nparts_m - 1 ? M : (int)((long)mblocks * (um + 1) / nparts_m) * MC;
+        const int m0 = (int)((long)mpanels * um / nparts_m) * MR;
+        const int m1 = um == nparts_m - 1 ? M : (int)((long)mpanels * (um + 1) / nparts_m) * MR;
         const int n0 = un * ncu, n1 = n0 + ncu < N ? n0 + ncu : N;
         sgemm_unit(uk, trans_a, trans_b, K, alpha, A, lda, B, ldb, beta, C, ldc, m0, m1, n0, n1, apack, bpack, pre);
     }

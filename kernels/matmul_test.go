@@ -126,6 +126,51 @@ func TestSGEMMThreadCounts(t *testing.T) {
 	}
 }
 
+// TestSGEMMPartitionsAgreeBitForBit: however C is cut into work units (column slices in a
+// multiple of the threads, row slices of MR panels, KC slices of K) every element sees the same K
+// order, so 1 to 4 threads give the same bits, transposed or not.
+func TestSGEMMPartitionsAgreeBitForBit(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	defer Init(0, 2)
+	for _, s := range []struct {
+		ta, tb  bool
+		M, N, K int
+	}{
+		{false, false, 301, 257, 300}, // one column slice: row slices
+		{false, true, 50, 2100, 400},  // three slices of NC: rounded up to a multiple of the threads
+		{false, true, 97, 1536, 130},
+		{true, false, 700, 40, 900}, // dW-like: A transposed, K past one KC slice
+		{true, false, 13, 600, 70},  // fewer MR panels than threads want
+	} {
+		lda, ldb := s.K, s.N
+		if s.ta {
+			lda = s.M
+		}
+		if s.tb {
+			ldb = s.K
+		}
+		A, B := buf(t, randn(r, s.M*s.K, 1)), buf(t, randn(r, s.K*s.N, 1))
+		var first []float64
+		for threads := 1; threads <= 4; threads++ {
+			if err := Init(0, threads); err != nil {
+				t.Fatal(err)
+			}
+			c := zeros(t, s.M*s.N)
+			SGEMM(s.ta, s.tb, s.M, s.N, s.K, 1, A, lda, B, ldb, 0, c, s.N)
+			got := read(c)
+			if first == nil {
+				first = got
+				continue
+			}
+			for i := range got {
+				if got[i] != first[i] {
+					t.Fatalf("%+v: %d threads differ from 1 at %d: %g vs %g", s, threads, i, got[i], first[i])
+				}
+			}
+		}
+	}
+}
+
 func TestLinear(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	T, in, out := 5, 7, 6

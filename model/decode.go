@@ -119,9 +119,10 @@ type DecodeInput struct {
 // sequences at once, the tokens that follow their caches, runs them through the linear layers as
 // one [T, C] batch (T = all new tokens of the step), appends the new keys and values, attends
 // over each sequence's cache, and returns the logits of each sequence's last new token. The
-// sequences that bring one token (decoding) attend in one kernel call per layer, whatever else the
-// step holds; those that bring more (a prefill, an appended tool response) attend one by one. The
-// kernels are the training forward's, so log-probabilities agree with Model.Forward.
+// sequences that bring a few tokens (decoding: one; an appended tool response: a few dozen) attend
+// in one kernel call per layer, a row per token, whatever else the step holds; those that bring
+// more (a prompt) attend one by one. The kernels are the training forward's, so log-probabilities
+// agree with Model.Forward.
 //
 // Its buffers are sized once for at most MaxTokens new tokens and MaxSeqs sequences per step. A
 // Decoder uses the model's weights but none of its training state; the model must not train while
@@ -142,15 +143,18 @@ type Decoder struct {
 	all              []kernels.Buf
 	hostIDs, hostPos []int32
 	rows             int // sequences in the last step
-	// The step's row layout: the one-token inputs first (their rows 0..decodeRows-1, in input
-	// order), then the others; start[i] is input i's first row. Rows are independent in every
-	// kernel but attention, so the order changes no result, and it lets the decoding rows of a
-	// mixed step share one attention call.
-	order      []int
-	start      []int
-	decodeRows int
-	// AttentionDecode's arguments for the step's one-token inputs: one layer's caches, and the
-	// lengths and shared rows of the step.
+	// The step's row layout: the short inputs first (up to shortInput tokens: decoding sequences,
+	// appended tool responses; their rows 0..shortRows-1, ordered by cache origin), then the
+	// others; start[i] is input i's first row. Rows are independent in every kernel but attention,
+	// so the order changes no result, and it lets the short inputs of a step share one attention
+	// call.
+	order       []int
+	start       []int
+	shortInput  int // the most tokens of a short input
+	shortInputs int // in order
+	shortRows   int
+	// AttentionDecode's arguments for the short inputs' rows: one layer's caches, and the lengths
+	// and shared rows of the step.
 	kCaches, vCaches []kernels.Buf
 	kvLens, shared   []int32        // shared: rows in common with the row before (AttentionDecode)
 	packed           *packedWeights // nil when steps are too small to use them
@@ -218,7 +222,7 @@ func (m *Model) NewDecoder(maxTokens, maxSeqs int) (*Decoder, error) {
 	}
 	c := m.Config
 	T, S, C, I, Q, KV, V := maxTokens, maxSeqs, c.HiddenSize, c.IntermediateSize, c.QDim(), c.KVDim(), c.VocabSize
-	d := &Decoder{m: m, MaxTokens: T, MaxSeqs: S}
+	d := &Decoder{m: m, MaxTokens: T, MaxSeqs: S, shortInput: shortInput}
 	f := func(n int) kernels.Buf { b := kernels.Alloc(n); d.all = append(d.all, b); return b }
 	d.ids, d.pos = kernels.AllocI32(T), kernels.AllocI32(T)
 	d.targets = kernels.AllocI32(S)
@@ -231,7 +235,7 @@ func (m *Model) NewDecoder(maxTokens, maxSeqs int) (*Decoder, error) {
 	d.gate, d.up, d.swiglu = f(T*I), f(T*I), f(T*I)
 	d.last, d.lastNorm, d.logits, d.logprob = f(S*C), f(S*C), f(S*V), f(S)
 	d.hostIDs, d.hostPos = make([]int32, T), make([]int32, T)
-	d.kCaches, d.vCaches, d.kvLens, d.shared = make([]kernels.Buf, S), make([]kernels.Buf, S), make([]int32, S), make([]int32, S)
+	d.kCaches, d.vCaches, d.kvLens, d.shared = make([]kernels.Buf, T), make([]kernels.Buf, T), make([]int32, T), make([]int32, T)
 	d.order, d.start = make([]int, 0, S), make([]int, S)
 	if T > kernels.FewRows {
 		d.newPackedWeights()
@@ -308,31 +312,43 @@ func (d *Decoder) Step(in []DecodeInput) error {
 	return nil
 }
 
+// shortInput is the most tokens an input may bring and still attend through AttentionDecode,
+// as one row per token (see Decoder); longer ones (prompts) attend through AttentionForward,
+// whose tiled products win once there are enough queries to fill them. Decoder.shortInput is
+// this, or what a test sets.
+const shortInput = 64
+
 // layOut orders the step's rows (see Decoder.order) and writes their ids and positions.
 func (d *Decoder) layOut(in []DecodeInput) {
 	d.order = d.order[:0]
 	for i, s := range in {
-		if len(s.Tokens) == 1 {
+		if len(s.Tokens) <= d.shortInput {
 			d.order = append(d.order, i)
 		}
 	}
-	d.decodeRows = len(d.order)
-	// Decoding rows of one origin side by side, so that attention reads their shared prefix once.
+	d.shortInputs = len(d.order)
+	// Short inputs of one origin side by side, so that attention reads their shared prefix once.
 	slices.SortStableFunc(d.order, func(a, b int) int { return cmp.Compare(in[a].Cache.origin, in[b].Cache.origin) })
-	// Their lengths after this step and the rows each shares with the row before: the same for
-	// every layer.
-	for r, i := range d.order {
+	// Their rows' lengths after this step and the rows each shares with the row before: the same
+	// for every layer. The tokens of one input share everything before them.
+	r := 0
+	for k, i := range d.order {
 		c := in[i].Cache
-		d.kvLens[r], d.shared[r] = int32(c.length+1), 0
-		if r == 0 {
-			continue
-		}
-		if p := in[d.order[r-1]].Cache; p.origin == c.origin {
-			d.shared[r] = int32(min(p.sharedLen(), c.sharedLen()))
+		for j := range in[i].Tokens {
+			d.kvLens[r], d.shared[r] = int32(c.length+j+1), 0
+			if j > 0 {
+				d.shared[r] = int32(c.length + j - 1)
+			} else if k > 0 {
+				if p := in[d.order[k-1]].Cache; p.origin == c.origin {
+					d.shared[r] = int32(min(p.sharedLen(), c.sharedLen()))
+				}
+			}
+			r++
 		}
 	}
+	d.shortRows = r
 	for i, s := range in {
-		if len(s.Tokens) > 1 {
+		if len(s.Tokens) > d.shortInput {
 			d.order = append(d.order, i)
 		}
 	}
@@ -375,7 +391,7 @@ func (d *Decoder) layer(l int, in []DecodeInput, T int) {
 	}
 	kernels.RoPEForward(d.q, d.pos, T, nh, hd, theta)
 	kernels.RoPEForward(d.k, d.pos, T, nkv, hd, theta)
-	d.decodeAttention(l, in)
+	d.shortAttention(l, in)
 	d.prefillAttention(l, in)
 	linear(d.mid, d.att, w.o, p.o, w.ob, T, Q, C)
 	kernels.Add(d.mid, d.x, T*C)
@@ -388,29 +404,34 @@ func (d *Decoder) layer(l int, in []DecodeInput, T int) {
 	kernels.Add(d.x, d.mid, T*C)
 }
 
-// decodeAttention appends the keys and values of layer l of the step's one-token inputs (its first
-// rows) to their caches and attends their queries, all in one kernel call.
-func (d *Decoder) decodeAttention(l int, in []DecodeInput) {
-	S := d.decodeRows
+// shortAttention appends the keys and values of layer l of the step's short inputs (its first
+// rows, a row per token) to their caches and attends their queries, all in one kernel call.
+func (d *Decoder) shortAttention(l int, in []DecodeInput) {
+	S := d.shortRows
 	if S == 0 {
 		return
 	}
 	c := d.m.Config
 	Q, KV := c.QDim(), c.KVDim()
-	for r, i := range d.order[:S] {
-		d.kCaches[r], d.vCaches[r] = in[i].Cache.keys(l), in[i].Cache.values(l)
+	r := 0
+	for _, i := range d.order[:d.shortInputs] {
+		keys, values := in[i].Cache.keys(l), in[i].Cache.values(l)
+		for range in[i].Tokens {
+			d.kCaches[r], d.vCaches[r] = keys, values
+			r++
+		}
 	}
 	kernels.AttentionDecode(d.att.Slice(0, S*Q), d.q.Slice(0, S*Q), d.k.Slice(0, S*KV), d.v.Slice(0, S*KV),
 		d.kCaches[:S], d.vCaches[:S], d.kvLens[:S], d.shared[:S], c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim,
 		d.m.attentionScale())
 }
 
-// prefillAttention appends the keys and values of layer l of each input bringing several tokens
-// to its cache and attends its new queries over the cache, one sequence at a time.
+// prefillAttention appends the keys and values of layer l of each long input (a prompt) to its
+// cache and attends its new queries over the cache, one sequence at a time.
 func (d *Decoder) prefillAttention(l int, in []DecodeInput) {
 	c := d.m.Config
 	Q, KV, nh, nkv, hd := c.QDim(), c.KVDim(), c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim
-	for _, i := range d.order[d.decodeRows:] {
+	for _, i := range d.order[d.shortInputs:] {
 		s := in[i]
 		n, past, off := len(s.Tokens), s.Cache.length, d.start[i]
 		keys, values := s.Cache.keys(l), s.Cache.values(l)

@@ -2,7 +2,10 @@ package model
 
 import (
 	"math"
+	"slices"
 	"testing"
+
+	"gorstar/kernels"
 )
 
 // decodeLogProbs feeds each row of b through a KV cache — a prefill of the first `prefill` tokens,
@@ -410,6 +413,88 @@ func TestDecodeSharedPrefixProvenance(t *testing.T) {
 	for i, want := range []int32{0, 100, 140, 140, 0} {
 		if got := shared[caches[i]]; got != want {
 			t.Errorf("cache %c shares %d rows with the row before it, want %d", 'A'+i, got, want)
+		}
+	}
+}
+
+// Short inputs (a decoding token, an appended tool response) attend through AttentionDecode, a row
+// per token, and give the same bits as through AttentionForward per sequence: logits and caches,
+// with appended chunks that cross key tiles, share a prefix copied from another cache, and sit
+// next to decoding rows of the same origin.
+func TestShortInputsAttendLikePrompts(t *testing.T) {
+	c := microConfig("qwen3", false)
+	m, err := New(c, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	randomizeVectors(m, 10)
+	ids := randomBatch(c, 1, 400, 17).IDs
+	V := c.VocabSize
+	run := func(short int) ([]float32, [][]float32) {
+		d, err := m.NewDecoder(256, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		d.shortInput = short
+		caches := make([]*KVCache, 4)
+		for i := range caches {
+			if caches[i], err = m.NewKVCache(256); err != nil {
+				t.Fatal(err)
+			}
+			defer caches[i].Free()
+		}
+		// A: a 150-token prompt; B and C: A's first 130 copied, then their own; D: its own.
+		prefill := func(kv *KVCache, toks []int32) {
+			if err := d.Step([]DecodeInput{{Cache: kv, Tokens: toks}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		prefill(caches[0], ids[:150])
+		for i, own := range [][]int32{ids[200:212], ids[220:229]} {
+			caches[1+i].CopyPrefix(caches[0], 130)
+			prefill(caches[1+i], own)
+		}
+		prefill(caches[3], ids[300:340])
+		in := []DecodeInput{
+			{Cache: caches[0], Tokens: ids[150:180]}, // 30 appended tokens across the tile at 192
+			{Cache: caches[1], Tokens: ids[240:241]}, // decoding, same origin as A
+			{Cache: caches[2], Tokens: ids[250:257]}, // 7 appended
+			{Cache: caches[3], Tokens: ids[340:341]}, // decoding, its own origin
+		}
+		if err := d.Step(in); err != nil {
+			t.Fatal(err)
+		}
+		if short > 0 && d.shortRows != 30+1+7+1 {
+			t.Fatalf("short rows %d, want 39", d.shortRows)
+		}
+		logits := make([]float32, len(in)*V)
+		d.Logits(logits)
+		var kv [][]float32 // every layer's valid key and value rows
+		for _, cache := range caches {
+			var rows []float32
+			for l := range c.NumHiddenLayers {
+				for _, b := range []kernels.Buf{cache.keys(l), cache.values(l)} {
+					host := make([]float32, cache.Len()*c.KVDim())
+					b.Slice(0, len(host)).CopyTo(host)
+					rows = append(rows, host...)
+				}
+			}
+			kv = append(kv, rows)
+		}
+		return logits, kv
+	}
+	gotLogits, gotKV := run(shortInput)
+	wantLogits, wantKV := run(0) // every input through AttentionForward
+	for i := range wantLogits {
+		if gotLogits[i] != wantLogits[i] {
+			t.Fatalf("logit %d (input %d): %g through AttentionDecode, %g through AttentionForward", i, i/V, gotLogits[i], wantLogits[i])
+		}
+	}
+	for s := range wantKV {
+		if !slices.Equal(gotKV[s], wantKV[s]) {
+			t.Fatalf("cache %d differs", s)
 		}
 	}
 }
