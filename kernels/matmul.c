@@ -78,6 +78,11 @@ static float *scratch(int which, size_t floats) {
  * case. */
 enum { PACK_ROWS_AHEAD = 8, PACK_K_BLOCK = 16 };
 
+/* dst[0:n] = src[0:n] for a panel's few floats, inline (memcpy would be a call per panel). */
+static inline __attribute__((always_inline)) void copy_floats(float *restrict dst, const float *restrict src, int n) {
+    for (int i = 0; i < n; i++) dst[i] = src[i];
+}
+
 /* One full panel of MR rows, not transposed: k outer, so MR source rows stream together and the
  * panel is written in order; the next panel's rows are fetched one block behind. MR is a constant
  * at each call, so the inner loop unrolls. */
@@ -104,11 +109,16 @@ static void pack_a(float *dst, const float *A, int lda, int trans, int m0, int m
                 for (int i = 0; i < mc; i += 16) __builtin_prefetch(ahead + i);
                 __builtin_prefetch(ahead + mc - 1);
             }
-            for (int ir = 0; ir < mc; ir += MR) {
-                float *d = dst + (size_t)(ir / MR) * MR * kc + (size_t)k * MR;
-                const int rows = mc - ir < MR ? mc - ir : MR;
+            float *d = dst + (size_t)k * MR;
+            const size_t panel = (size_t)MR * kc;
+            int ir = 0;
+            if (MR == 6)
+                for (; ir + 6 <= mc; ir += 6, d += panel) copy_floats(d, src + ir, 6);
+            else
+                for (; ir + MR <= mc; ir += MR, d += panel) copy_floats(d, src + ir, MR);
+            if (ir < mc) {
                 int i = 0;
-                for (; i < rows; i++) d[i] = src[ir + i];
+                for (; i < mc - ir; i++) d[i] = src[ir + i];
                 for (; i < MR; i++) d[i] = 0;
             }
         }
@@ -162,8 +172,14 @@ static void pack_b(float *dst, const float *B, int ldb, int trans, int p0, int k
         for (int p = 0; p < panels; p++) {
             float *d = dst + (size_t)p * NR * kc + (size_t)k * NR;
             const int cols = nc - p * NR < NR ? nc - p * NR : NR;
-            memcpy(d, src + p * NR, sizeof(float) * cols);
-            for (int j = cols; j < NR; j++) d[j] = 0;
+            if (cols == NR && NR == 16)
+                copy_floats(d, src + p * NR, 16);
+            else if (cols == NR)
+                copy_floats(d, src + p * NR, NR);
+            else {
+                copy_floats(d, src + p * NR, cols);
+                for (int j = cols; j < NR; j++) d[j] = 0;
+            }
         }
     }
 }
