@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"gorstar/tokenizer"
@@ -111,14 +112,12 @@ func (r *Renderer) Render(msgs []Message) (ids []int32, mask []bool, err error) 
 // the template draws one gen_begin … gen_end per assistant message, in order.
 func (r *Renderer) weighTurns(pieces []piece, msgs []Message) error {
 	var inLoss []bool // by assistant message
-	zero := false
 	for _, m := range msgs {
 		if m.Role == RoleAssistant {
 			inLoss = append(inLoss, m.InLoss())
-			zero = zero || !m.InLoss()
 		}
 	}
-	if !zero {
+	if !slices.Contains(inLoss, false) {
 		return nil
 	}
 	turns := 0 // every piece carries the number of the last gen_begin before it
