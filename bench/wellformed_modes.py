@@ -13,6 +13,11 @@ is counted once, under the first rule it breaks:
   answer_unboxed   an <answer> without a \\boxed{}
   error            the backend failed
 
+Apart from that it counts first_call_failed: trajectories whose first tool call failed by the
+model's fault (a parse error, or the sandbox's error, timeout, memory or output_limit), as
+rollout.Trajectory.FailedToolCalls counts them; and, of those, first_call_prnt: the first call's code
+starts with the misspelt `prnt(` that `data synth --sft` recovery conversations show.
+
 Usage: wellformed_modes.py TRACES.jsonl [--json]
 """
 
@@ -20,6 +25,7 @@ import json
 import sys
 
 MODES = ("call_garbled", "call_unclosed", "runaway", "no_call", "answer_unboxed", "error")
+FAILED = ("parse_error", "error", "timeout", "memory", "output_limit")
 
 
 def failure(t):
@@ -41,11 +47,16 @@ def failure(t):
     return "error"
 
 
+def first_call(t):
+    """The trajectory's first turn with a tool call, or None."""
+    return next((turn for turn in t["turns"] if turn.get("status")), None)
+
+
 def main(argv):
     if len(argv) < 2 or argv[1].startswith("-"):
         sys.exit("usage: wellformed_modes.py TRACES.jsonl [--json]")
     counts = dict.fromkeys(MODES, 0)
-    total = well = 0
+    total = well = first_failed = first_prnt = 0
     with open(argv[1], encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
@@ -55,18 +66,24 @@ def main(argv):
             except json.JSONDecodeError as e:
                 sys.exit(f"{argv[1]}:{n}: not a JSON trace: {e}")
             total += 1
+            call = first_call(t)
+            if call and call["status"] in FAILED:
+                first_failed += 1
+                first_prnt += call.get("code", "").lstrip().startswith("prnt(")
             mode = failure(t)
             if mode is None:
                 well += 1
             else:
                 counts[mode] += 1
     out = {"trajectories": total, "well_formed": well,
-           "well_formed_share": well / total if total else 0.0, **counts}
+           "well_formed_share": well / total if total else 0.0, **counts,
+           "first_call_failed": first_failed, "first_call_prnt": first_prnt}
     if "--json" in argv[2:]:
         print(json.dumps(out))
         return
     print(f"well_formed {well}/{total} ({100 * out['well_formed_share']:.1f}%)  "
-          + "  ".join(f"{m} {counts[m]}" for m in MODES))
+          + "  ".join(f"{m} {counts[m]}" for m in MODES)
+          + f"  first_call_failed {first_failed} (prnt {first_prnt})")
 
 
 if __name__ == "__main__":

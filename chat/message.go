@@ -18,13 +18,41 @@ const (
 // serve and rollouts all use it. An assistant turn that calls a tool keeps the text before the call
 // in Content and the call in ToolCalls. Name is the tool's name on a tool message (optional).
 //
+// Weight is an assistant message's weight in the SFT loss, as in OpenAI's fine-tuning format: nil
+// or 1 trains on the message, 0 keeps it as context only (a demonstrated mistake that the next
+// turn corrects). Other roles carry none.
+//
 // Its JSON form is the conversation rows of gorstar's data files: {"role", "content",
-// "tool_calls", "name"}; a null content reads as empty.
+// "tool_calls", "name", "weight"}; a null content reads as empty.
 type Message struct {
 	Role      string     `json:"role"`
 	Content   string     `json:"content"`
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	Name      string     `json:"name,omitempty"`
+	Weight    *int       `json:"weight,omitempty"`
+}
+
+// Weight returns a pointer to w, for Message.Weight.
+func Weight(w int) *int { return &w }
+
+// InLoss reports whether the message's tokens count in the SFT loss: an assistant message whose
+// weight is not 0.
+func (m Message) InLoss() bool {
+	return m.Role == RoleAssistant && (m.Weight == nil || *m.Weight != 0)
+}
+
+// CheckWeight refuses a weight other than 0 or 1, and a weight on a message that is not the
+// assistant's. Its errors are about the field "weight".
+func (m Message) CheckWeight() error {
+	switch {
+	case m.Weight == nil:
+		return nil
+	case m.Role != RoleAssistant:
+		return fmt.Errorf("only assistant messages carry a weight, this one is %q", m.Role)
+	case *m.Weight != 0 && *m.Weight != 1:
+		return fmt.Errorf("expected 0 or 1, got %d", *m.Weight)
+	}
+	return nil
 }
 
 // ToolCall is a function call made by the assistant. Arguments is a JSON object, kept and rendered
@@ -84,13 +112,15 @@ func (c *ToolCall) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// UnmarshalJSON accepts a null content as empty.
+// UnmarshalJSON accepts a null content as empty, and a null weight as none. A weight that is not
+// an integer is refused here; CheckWeight judges the integer.
 func (m *Message) UnmarshalJSON(b []byte) error {
 	var j struct {
-		Role      string     `json:"role"`
-		Content   *string    `json:"content"`
-		ToolCalls []ToolCall `json:"tool_calls"`
-		Name      string     `json:"name"`
+		Role      string          `json:"role"`
+		Content   *string         `json:"content"`
+		ToolCalls []ToolCall      `json:"tool_calls"`
+		Name      string          `json:"name"`
+		Weight    json.RawMessage `json:"weight"`
 	}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
@@ -98,6 +128,13 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 	*m = Message{Role: j.Role, ToolCalls: j.ToolCalls, Name: j.Name}
 	if j.Content != nil {
 		m.Content = *j.Content
+	}
+	if raw := bytes.TrimSpace(j.Weight); len(raw) > 0 && string(raw) != "null" {
+		var w int
+		if err := json.Unmarshal(raw, &w); err != nil {
+			return fmt.Errorf("weight: expected 0 or 1, got %s", raw)
+		}
+		m.Weight = &w
 	}
 	return nil
 }
@@ -122,6 +159,9 @@ func (m Message) validate(i int) error {
 	}
 	if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
 		return fmt.Errorf("message %d: only assistant messages carry tool_calls, this one is %q", i, m.Role)
+	}
+	if err := m.CheckWeight(); err != nil {
+		return fmt.Errorf("message %d weight: %w", i, err)
 	}
 	for j, c := range m.ToolCalls {
 		if c.Name == "" {

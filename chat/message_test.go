@@ -55,3 +55,62 @@ func TestConversationJSONRoundTrip(t *testing.T) {
 		t.Errorf("null content → %+v, %v", null, err)
 	}
 }
+
+// An assistant message's weight is written as OpenAI's fine-tuning format writes it, "weight": 0
+// or 1 after the other fields, and only when set; a null reads as none, a non-integer is refused.
+func TestMessageWeightJSON(t *testing.T) {
+	msgs := []Message{
+		{Role: RoleAssistant, Content: "a", Weight: Weight(0)},
+		{Role: RoleAssistant, Content: "b", Weight: Weight(1)},
+		{Role: RoleAssistant, Content: "c"},
+	}
+	b, err := marshalNoEscape(msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"role":"assistant","content":"a","weight":0},{"role":"assistant","content":"b","weight":1},{"role":"assistant","content":"c"}]`
+	if string(b) != want {
+		t.Errorf("JSON\n%s\nwant\n%s", b, want)
+	}
+	var back []Message
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, msgs) {
+		t.Errorf("read back %+v, %v", back, err)
+	}
+	if back[0].InLoss() || !back[1].InLoss() || !back[2].InLoss() {
+		t.Errorf("InLoss of weights 0, 1, none: %v %v %v", back[0].InLoss(), back[1].InLoss(), back[2].InLoss())
+	}
+	var null Message
+	if err := json.Unmarshal([]byte(`{"role": "assistant", "content": "x", "weight": null}`), &null); err != nil || null.Weight != nil {
+		t.Errorf("null weight → %+v, %v", null, err)
+	}
+	for _, w := range []string{`0.5`, `"0"`, `true`, `[1]`} {
+		var m Message
+		err := json.Unmarshal([]byte(`{"role": "assistant", "content": "x", "weight": `+w+`}`), &m)
+		if err == nil || err.Error() != "weight: expected 0 or 1, got "+w {
+			t.Errorf("weight %s: %v", w, err)
+		}
+	}
+}
+
+func TestCheckWeight(t *testing.T) {
+	for _, c := range []struct {
+		m    Message
+		want string
+	}{
+		{Message{Role: RoleAssistant}, ""},
+		{Message{Role: RoleAssistant, Weight: Weight(0)}, ""},
+		{Message{Role: RoleAssistant, Weight: Weight(1)}, ""},
+		{Message{Role: RoleAssistant, Weight: Weight(2)}, "expected 0 or 1, got 2"},
+		{Message{Role: RoleAssistant, Weight: Weight(-1)}, "expected 0 or 1, got -1"},
+		{Message{Role: RoleTool, Weight: Weight(0)}, `only assistant messages carry a weight, this one is "tool"`},
+		{Message{Role: RoleUser, Weight: Weight(1)}, `only assistant messages carry a weight, this one is "user"`},
+	} {
+		got := ""
+		if err := c.m.CheckWeight(); err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("%+v: %q, want %q", c.m, got, c.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"gorstar/tokenizer"
@@ -89,7 +90,8 @@ func (r *Renderer) Text(msgs []Message, addGenerationPrompt bool) (string, error
 
 // Render returns the ids of a whole conversation and its loss mask: true on the tokens the
 // assistant produced (its text, tool calls and closing <|im_end|>), false on the scaffolding,
-// the headers and every other role's text.
+// the headers and every other role's text. An assistant message of weight 0 is drawn the same
+// (the ids do not depend on weights) with mask false.
 //
 // Each stretch of the model's own output is encoded on its own, as generation produced it; the
 // text between such stretches is encoded as one piece, so it has the ids that encoding the whole
@@ -99,8 +101,36 @@ func (r *Renderer) Render(msgs []Message) (ids []int32, mask []bool, err error) 
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := r.weighTurns(pieces, msgs); err != nil {
+		return nil, nil, err
+	}
 	ids, mask = r.encode(pieces)
 	return ids, mask, nil
+}
+
+// weighTurns takes the model's output out of the loss where its assistant message has weight 0:
+// the template draws one gen_begin … gen_end per assistant message, in order.
+func (r *Renderer) weighTurns(pieces []piece, msgs []Message) error {
+	var inLoss []bool // by assistant message
+	for _, m := range msgs {
+		if m.Role == RoleAssistant {
+			inLoss = append(inLoss, m.InLoss())
+		}
+	}
+	if !slices.Contains(inLoss, false) {
+		return nil
+	}
+	turns := 0 // every piece carries the number of the last gen_begin before it
+	if len(pieces) > 0 {
+		turns = pieces[len(pieces)-1].turn + 1
+	}
+	if turns != len(inLoss) {
+		return fmt.Errorf("chat template %s: %d gen_begin … gen_end for %d assistant messages; weights need one per assistant message", r.tmpl.Name, turns, len(inLoss))
+	}
+	for i := range pieces {
+		pieces[i].noLoss = pieces[i].generated && !inLoss[pieces[i].turn]
+	}
+	return nil
 }
 
 // RenderPrompt returns the ids of msgs followed by an assistant header and the primer: the prompt
@@ -142,23 +172,28 @@ func (r *Renderer) Continuation(msgs []Message) ([]int32, error) {
 	return ids, nil
 }
 
-// encode turns pieces into ids: runs of generated and of other pieces are encoded separately.
+// encode turns pieces into ids: each gen_begin … gen_end, and each run of other pieces, is
+// encoded on its own. The mask is set on the generated pieces that are in the loss.
 func (r *Renderer) encode(pieces []piece) (ids []int32, mask []bool) {
 	for start := 0; start < len(pieces); {
 		end := start
 		var segs []tokenizer.Segment
-		for end < len(pieces) && pieces[end].generated == pieces[start].generated {
+		for end < len(pieces) && sameRun(pieces[start], pieces[end]) {
 			segs = append(segs, tokenizer.Segment{Text: pieces[end].text, Special: !pieces[end].plain})
 			end++
 		}
 		run := r.tok.EncodeSegments(segs)
 		ids = append(ids, run...)
 		for range run {
-			mask = append(mask, pieces[start].generated)
+			mask = append(mask, pieces[start].generated && !pieces[start].noLoss)
 		}
 		start = end
 	}
 	return ids, mask
+}
+
+func sameRun(a, b piece) bool {
+	return a.generated == b.generated && (!a.generated || a.turn == b.turn)
 }
 
 // Weights turns a loss mask into per-token weights (1 where the mask is set, else 0).

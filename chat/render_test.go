@@ -113,6 +113,104 @@ func TestRenderMask(t *testing.T) {
 	}
 }
 
+// recoveryConversation fails a first call, reads the error and corrects it; the first assistant
+// turn has weight w.
+func recoveryConversation(w *int) []Message {
+	call := func(code string) []ToolCall { return []ToolCall{PythonCall(code, "")} }
+	return []Message{
+		{Role: RoleUser, Content: "Compute 12 * 34."},
+		{Role: RoleAssistant, Content: "<reason>Compute it.</reason>", ToolCalls: call("prnt(12 * 34)"), Weight: w},
+		{Role: RoleTool, Name: PythonToolName, Content: "NameError at line 1: name 'prnt' is not defined"},
+		{Role: RoleAssistant, Content: "<reason>Fix the name.</reason>", ToolCalls: call("print(12 * 34)")},
+		{Role: RoleTool, Name: PythonToolName, Content: "408"},
+		{Role: RoleAssistant, Content: "<answer>\\boxed{408}</answer>"},
+	}
+}
+
+// maskedStretches decodes the runs of ids under the mask.
+func maskedStretches(tok interface{ Decode([]int32) string }, ids []int32, mask []bool) []string {
+	var out []string
+	for i := 0; i < len(ids); {
+		if !mask[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(ids) && mask[j] {
+			j++
+		}
+		out = append(out, tok.Decode(ids[i:j]))
+		i = j
+	}
+	return out
+}
+
+// Weight 0 takes an assistant turn out of the loss and changes nothing else: the same ids, the
+// mask cleared over exactly that turn's stretch (text, call, <|im_end|>). Weight 1 is no weight.
+func TestRenderWeightZero(t *testing.T) {
+	tok := testmodel.Tokenizer(t)
+	for _, name := range TemplateNames() {
+		tmpl, err := LoadTemplate(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := DefaultOptions()
+		opts.Template = tmpl
+		r, err := NewRenderer(tok, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, mask, err := r.Render(recoveryConversation(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids1, mask1, err := r.Render(recoveryConversation(Weight(1)))
+		if err != nil || !slices.Equal(ids1, ids) || !slices.Equal(mask1, mask) {
+			t.Errorf("%s: weight 1 renders differently from no weight (%v)", name, err)
+		}
+		ids0, mask0, err := r.Render(recoveryConversation(Weight(0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(ids0, ids) {
+			t.Fatalf("%s: weight 0 changed the ids:\n%q\n%q", name, tok.Decode(ids0), tok.Decode(ids))
+		}
+		all := maskedStretches(tok, ids, mask)
+		if len(all) != 3 || !strings.Contains(all[0], "prnt(") {
+			t.Fatalf("%s: masked stretches without weights %q", name, all)
+		}
+		if got := maskedStretches(tok, ids0, mask0); !slices.Equal(got, all[1:]) {
+			t.Errorf("%s: masked stretches with weight 0 on the first turn\n%q\nwant\n%q", name, got, all[1:])
+		}
+		for i := range mask0 { // cleared, never set
+			if mask0[i] && !mask[i] {
+				t.Fatalf("%s: weight 0 set the mask at %d", name, i)
+			}
+		}
+	}
+}
+
+// Weights go by the template's gen_begin … gen_end, one per assistant message; a template that
+// draws them otherwise cannot weigh turns, and says so.
+func TestRenderWeightNeedsOneStretchPerTurn(t *testing.T) {
+	tmpl, err := ParseTemplate("last-only", `{{range .Messages}}<|im_start|>{{.Role}}
+{{text .Content}}<|im_end|>{{end}}{{gen_begin}}<|im_end|>{{gen_end}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRenderer(testmodel.Tokenizer(t), Options{Template: tmpl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.Render(recoveryConversation(nil)); err != nil {
+		t.Fatalf("without weights: %v", err)
+	}
+	_, _, err = r.Render(recoveryConversation(Weight(0)))
+	if err == nil || !strings.Contains(err.Error(), "1 gen_begin … gen_end for 3 assistant messages") {
+		t.Fatalf("weight 0 with one stretch for three turns: %v", err)
+	}
+}
+
 // The rollout loop builds a trajectory from a prompt, generated ids and continuations; it must
 // equal the prompt for the whole conversation so far.
 func TestPromptAndContinuationCompose(t *testing.T) {
@@ -198,6 +296,8 @@ func TestRenderRejectsBadMessages(t *testing.T) {
 		"bad arguments":      {{Role: RoleAssistant, ToolCalls: []ToolCall{{Name: "f", Arguments: json.RawMessage(`{"a":`)}}}},
 		"unnamed call":       {{Role: RoleAssistant, ToolCalls: []ToolCall{{Arguments: json.RawMessage(`{}`)}}}},
 		"reserved character": {{Role: RoleUser, Content: "a\uFDD0b"}},
+		"weight 2":           {{Role: RoleAssistant, Content: "x", Weight: Weight(2)}},
+		"weight on user":     {{Role: RoleUser, Content: "x", Weight: Weight(0)}},
 	} {
 		if _, _, err := r.Render(msgs); err == nil {
 			t.Errorf("%s: Render accepted %+v", name, msgs)

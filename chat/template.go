@@ -143,6 +143,8 @@ type piece struct {
 	text      string
 	plain     bool // message text: no control tokens
 	generated bool // the model's own output
+	turn      int  // the number of gen_begin before it, less one: generated, which stretch it is in
+	noLoss    bool // generated, but its message has weight 0
 }
 
 // execute renders data and splits the output at the markers.
@@ -162,10 +164,10 @@ func (t *Template) execute(data TemplateData) ([]piece, error) {
 func splitMarked(s, name string) ([]piece, error) {
 	var pieces []piece
 	var generated, plain bool
-	start := 0
+	start, turn := 0, -1
 	emit := func(end int) {
 		if end > start {
-			pieces = append(pieces, piece{text: s[start:end], plain: plain, generated: generated})
+			pieces = append(pieces, piece{text: s[start:end], plain: plain, generated: generated, turn: turn})
 		}
 	}
 	for i, r := range s {
@@ -177,6 +179,9 @@ func splitMarked(s, name string) ([]piece, error) {
 			}
 			emit(i)
 			generated = r == markGenBegin
+			if generated {
+				turn++
+			}
 		case markTextBegin, markTextEnd:
 			if plain == (r == markTextBegin) {
 				err = errors.New("unbalanced text markers")

@@ -87,6 +87,18 @@ func TestRenderMatchesWholeTextEncodingQwen3(t *testing.T) {
 		if !slices.Contains(mask, true) {
 			t.Errorf("%s: empty mask", name)
 		}
+		// A turn of weight 0 keeps the ids of its stretch as generation produced them, even where
+		// encoding it with the header would merge (a leading newline).
+		conv = recoveryConversation(nil)
+		conv[1].Content = "\n" + conv[1].Content
+		plain, _, err := r.Render(conv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conv[1].Weight = Weight(0)
+		if weighted, _, err := r.Render(conv); err != nil || !slices.Equal(weighted, plain) {
+			t.Errorf("%s: weight 0 changed the ids (%v):\n%v\n%v", name, err, weighted, plain)
+		}
 	}
 }
 

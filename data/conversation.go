@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -16,7 +17,8 @@ import (
 
 // conversationSchema is the Parquet form of a conversations table, whose rows are chat.Conversation:
 // id string, messages list<struct{role, content string, tool_calls list<struct{name, arguments
-// string}>, name string}>. In JSONL a row is chat.Conversation's JSON form (arguments as a string).
+// string}>, name string, weight int64 (null when unset)}>. In JSONL a row is chat.Conversation's
+// JSON form (arguments as a string).
 func conversationSchema() *arrow.Schema {
 	str := arrow.BinaryTypes.String
 	call := arrow.StructOf(
@@ -28,6 +30,7 @@ func conversationSchema() *arrow.Schema {
 		arrow.Field{Name: "content", Type: str},
 		arrow.Field{Name: "tool_calls", Type: arrow.ListOfNonNullable(call)},
 		arrow.Field{Name: "name", Type: str},
+		arrow.Field{Name: "weight", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	)
 	return arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: str},
@@ -46,6 +49,7 @@ type ConversationWriter struct {
 	msgs                *array.ListBuilder
 	msg                 *array.StructBuilder
 	role, content, name *array.StringBuilder
+	weight              *array.Int64Builder
 	calls               *array.ListBuilder
 	call                *array.StructBuilder
 	callName, callArgs  *array.StringBuilder
@@ -73,6 +77,7 @@ func CreateConversations(path string) (*ConversationWriter, error) {
 		w.content = w.msg.FieldBuilder(1).(*array.StringBuilder)
 		w.calls = w.msg.FieldBuilder(2).(*array.ListBuilder)
 		w.name = w.msg.FieldBuilder(3).(*array.StringBuilder)
+		w.weight = w.msg.FieldBuilder(4).(*array.Int64Builder)
 		w.call = w.calls.ValueBuilder().(*array.StructBuilder)
 		w.callName = w.call.FieldBuilder(0).(*array.StringBuilder)
 		w.callArgs = w.call.FieldBuilder(1).(*array.StringBuilder)
@@ -99,6 +104,11 @@ func (w *ConversationWriter) Write(c chat.Conversation) error {
 		w.role.Append(m.Role)
 		w.content.Append(m.Content)
 		w.name.Append(m.Name)
+		if m.Weight != nil {
+			w.weight.Append(int64(*m.Weight))
+		} else {
+			w.weight.AppendNull()
+		}
 		w.calls.Append(true)
 		size += len(m.Role) + len(m.Content) + len(m.Name)
 		for _, tc := range m.ToolCalls {
@@ -117,8 +127,9 @@ type ConversationReader struct {
 }
 
 // OpenConversations opens a conversations table. In Parquet, messages must be a list of structs
-// with role and content; tool_calls and name are optional, so files written by other tools
-// (pyarrow, datasets) read too.
+// with role and content; tool_calls, name and weight are optional, so files written by other tools
+// (pyarrow, datasets) and by gorstar before weights read too. A weight other than 0 or 1, or on a
+// message not the assistant's, is a user error naming the row and the message.
 func OpenConversations(path string) (*ConversationReader, error) {
 	return openConversations(context.Background(), path)
 }
@@ -186,8 +197,8 @@ func (r *ConversationReader) Next() (chat.Conversation, error) {
 		if !ok {
 			return chat.Conversation{}, usererr.New("%s: missing field \"messages\" (fields found: %s)", r.lines.where(), fieldNames(obj))
 		}
-		if err := json.Unmarshal(raw, &c.Messages); err != nil {
-			return chat.Conversation{}, usererr.New("%s: field \"messages\": expected a list of {role, content} objects: %v", r.lines.where(), err)
+		if err := decodeMessages(raw, &c.Messages); err != nil {
+			return chat.Conversation{}, usererr.New("%s: %v", r.lines.where(), err)
 		}
 		return c, nil
 	}
@@ -205,6 +216,28 @@ func (r *ConversationReader) Next() (chat.Conversation, error) {
 	return c, nil
 }
 
+// decodeMessages reads the JSON list of messages, naming the message and field that is wrong.
+func decodeMessages(raw json.RawMessage, out *[]chat.Message) error {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return fmt.Errorf("field \"messages\": expected a list of {role, content} objects: %v", err)
+	}
+	if items == nil {
+		return nil
+	}
+	msgs := make([]chat.Message, len(items))
+	for k, item := range items {
+		if err := json.Unmarshal(item, &msgs[k]); err != nil {
+			return fmt.Errorf("messages[%d]: expected a {role, content} object: %v", k, err)
+		}
+		if err := msgs[k].CheckWeight(); err != nil {
+			return fmt.Errorf("messages[%d].weight: %v", k, err)
+		}
+	}
+	*out = msgs
+	return nil
+}
+
 // messagesAt decodes row i of a list<struct{role, content, tool_calls?, name?}> column.
 func messagesAt(arr arrow.Array, i int) ([]chat.Message, error) {
 	list, ok := arr.(array.ListLike)
@@ -220,16 +253,28 @@ func messagesAt(arr arrow.Array, i int) ([]chat.Message, error) {
 	}
 	role, content := structField(st, "role"), structField(st, "content")
 	calls, name := structField(st, "tool_calls"), structField(st, "name")
+	weight := structField(st, "weight")
 	start, end := list.ValueOffsets(i)
 	out := make([]chat.Message, 0, end-start)
 	for j := int(start); j < int(end); j++ {
 		if st.IsNull(j) {
 			continue
 		}
+		k := j - int(start) // the message's place in the row
 		var m chat.Message
 		m.Role, _ = textAt(role, j)
 		m.Content, _ = textAt(content, j)
 		m.Name, _ = textAt(name, j)
+		if w, ok := textAt(weight, j); ok {
+			n, err := strconv.Atoi(w)
+			if err != nil {
+				return nil, fmt.Errorf("messages[%d].weight: expected 0 or 1, got %s", k, w)
+			}
+			m.Weight = &n
+		}
+		if err := m.CheckWeight(); err != nil {
+			return nil, fmt.Errorf("messages[%d].weight: %v", k, err)
+		}
 		if calls != nil {
 			tcs, err := toolCallsAt(calls, j)
 			if err != nil {

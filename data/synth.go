@@ -157,14 +157,14 @@ func (it ArithItem) Conversation() chat.Conversation {
 
 // RecoveryConversation is the item as an SFT example of recovering from a failed call: a first
 // call misspells print, the tool answers with the sandbox's error for that code (exactly what
-// exec.Result.ToolText shows for it), and a second call gets the result. RL then meets positives
-// with failed calls among its rollouts, which is what GRPO-RoC's resampling acts on.
+// exec.Result.ToolText shows for it), and a second call gets the result. The failed turn has
+// weight 0: the model sees it as context and learns the correction, not the mistake.
 func (it ArithItem) RecoveryConversation() chat.Conversation {
 	bad := "prnt(" + it.Expr + ")"
 	return chat.Conversation{ID: it.ID, Messages: []chat.Message{
 		{Role: chat.RoleUser, Content: "Compute " + it.Expr + "."},
 		{Role: chat.RoleAssistant, Content: "<reason>Compute it exactly with Python.</reason>",
-			ToolCalls: []chat.ToolCall{chat.PythonCall(bad, "")}},
+			ToolCalls: []chat.ToolCall{chat.PythonCall(bad, "")}, Weight: chat.Weight(0)},
 		{Role: chat.RoleTool, Name: chat.PythonToolName, Content: "NameError at line 1: name 'prnt' is not defined\n    " + bad},
 		{Role: chat.RoleAssistant, Content: "<reason>Fix the name.</reason>",
 			ToolCalls: []chat.ToolCall{chat.PythonCall("print("+it.Expr+")", "")}},

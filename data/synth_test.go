@@ -240,6 +240,19 @@ func TestRecoveryConversations(t *testing.T) {
 				t.Errorf("conversation %d: tool text %q", i, tool)
 			}
 		}
+		// Only the failed call carries a weight, 0.
+		for k, m := range a[i].Messages {
+			got, want := "none", "none"
+			if m.Weight != nil {
+				got = fmt.Sprint(*m.Weight)
+			}
+			if len(a[i].Messages) == 6 && k == 1 {
+				want = "0"
+			}
+			if got != want {
+				t.Errorf("conversation %d message %d (%s): weight %s, want %s", i, k, m.Role, got, want)
+			}
+		}
 	}
 	if recovered < 25 || recovered > 35 {
 		t.Errorf("%d of 100 conversations recover, want about 30", recovered)

@@ -27,6 +27,13 @@ func sampleConversations(n int) []chat.Conversation {
 		}}
 	}
 	out[0].Messages = nil // an empty conversation survives too
+	// Weights 0 and 1 survive, and no weight stays none.
+	for i := 1; i < n; i += 2 {
+		out[i].Messages[2].Weight = chat.Weight(0)
+		if i%4 == 3 {
+			out[i].Messages[4].Weight = chat.Weight(1)
+		}
+	}
 	out[1].Messages[2].ToolCalls = append(out[1].Messages[2].ToolCalls, chat.ToolCall{Name: "other", Arguments: json.RawMessage(`{"x": [1, 2]}`)})
 	return out
 }

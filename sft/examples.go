@@ -88,7 +88,7 @@ func LoadExamples(path string, r *chat.Renderer, maxLen int, overlong string) (D
 
 // checkConversation enforces what training on a conversation needs: it starts with the system
 // or the user, tool calls carry JSON-object arguments, every tool message answers a call, and
-// the assistant says something to learn from.
+// the assistant says something to learn from (a turn of weight 0 is context, not that).
 func checkConversation(msgs []chat.Message) error {
 	if len(msgs) == 0 {
 		return errors.New("messages: empty conversation")
@@ -96,11 +96,13 @@ func checkConversation(msgs []chat.Message) error {
 	if r := msgs[0].Role; r != chat.RoleSystem && r != chat.RoleUser {
 		return fmt.Errorf("messages[0].role: a conversation starts with system or user, got %q", r)
 	}
-	pending, assistant := 0, false // calls of the last assistant turn not yet answered
+	pending := 0                      // calls of the last assistant turn not yet answered
+	assistant, learnt := false, false // an assistant turn; one in the loss (weight not 0)
 	for i, m := range msgs {
 		switch m.Role {
 		case chat.RoleAssistant:
 			assistant = true
+			learnt = learnt || m.InLoss()
 			pending = len(m.ToolCalls)
 			for j, tc := range m.ToolCalls {
 				if tc.Name == "" {
@@ -123,6 +125,9 @@ func checkConversation(msgs []chat.Message) error {
 	}
 	if !assistant {
 		return errors.New("messages: no assistant turn to learn from")
+	}
+	if !learnt {
+		return errors.New("messages: no assistant turn to learn from (every one has weight 0)")
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package sft
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -133,6 +134,9 @@ func TestBadConversations(t *testing.T) {
 		{"unknown role", `{"id": "a", "messages": [{"role": "user", "content": "q"}, {"role": "robot", "content": "x"}]}`, "row 2: messages[1].role"},
 		{"no assistant", `{"id": "a", "messages": [{"role": "user", "content": "q"}]}`, "row 2: messages: no assistant"},
 		{"empty", `{"id": "a", "messages": []}`, "row 2: messages: empty"},
+		{"only weight 0", `{"id": "a", "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "x", "weight": 0}]}`, "row 2: messages: no assistant turn to learn from (every one has weight 0)"},
+		{"weight 2", `{"id": "a", "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "x", "weight": 2}]}`, ":2: messages[1].weight: expected 0 or 1, got 2"},
+		{"weight on a tool message", `{"id": "a", "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", ` + call + `}, {"role": "tool", "content": "1", "weight": 1}, {"role": "assistant", "content": "x"}]}`, ":2: messages[2].weight: only assistant messages carry a weight"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := byteRenderer(t, "rstar2")
@@ -161,6 +165,34 @@ func TestBadConversations(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 	})
+}
+
+// In a recovery conversation the loss falls on the correction and the answer, never on the
+// misspelt call of weight 0, which stays in the context.
+func TestRecoveryTurnOutOfLoss(t *testing.T) {
+	r, tok := byteRenderer(t, "rstar2")
+	path := filepath.Join(t.TempDir(), "c.jsonl")
+	if _, err := data.Synth(context.Background(), data.SynthOptions{Task: "arith", N: 3, Out: path, SFT: true,
+		RecoveryShare: 1, Seed: 7, Arith: data.DefaultArith()}); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := LoadExamples(path, r, 4096, OverlongTruncate)
+	if err != nil || len(ds.Examples) != 3 {
+		t.Fatalf("%d examples, %v", len(ds.Examples), err)
+	}
+	for _, e := range ds.Examples {
+		var learnt strings.Builder
+		for i, id := range e.IDs {
+			if e.Mask[i] {
+				learnt.WriteString(tok.Decode([]int32{id}))
+			}
+		}
+		all := tok.Decode(e.IDs)
+		if !strings.Contains(all, "prnt(") || strings.Contains(learnt.String(), "prnt(") ||
+			!strings.HasPrefix(learnt.String(), "<reason>Fix the name.</reason>") || !strings.Contains(learnt.String(), "\\boxed{") {
+			t.Errorf("row %d: in the loss\n%q", e.Row, learnt.String())
+		}
+	}
 }
 
 // The OpenAI form of a tool call (type/function, arguments as a string) trains like gorstar's own.
