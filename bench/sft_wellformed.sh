@@ -55,7 +55,7 @@ if modes["well_formed"] != wf:  # the script's rule has drifted from rollout.Tra
     sys.exit(f"step {step}: gorstar counts {wf} well formed, wellformed_modes.py {modes['well_formed']}")
 names = ("call_garbled", "call_unclosed", "runaway", "no_call", "answer_unboxed", "error")
 print(f"{step:<6} {f'{wf}/{n} ({100 * wf / n:.1f}%)':<18}", "  ".join(f"{m} {modes[m]}" for m in names),
-      f" first_call_failed {modes['first_call_failed']} (prnt {modes['first_call_prnt']})")
+      f" first_call_failed {modes['first_call_failed']} (planted {modes['first_call_planted']})")
 PY
 done
 echo "files kept in $work" >&2

@@ -15,8 +15,9 @@ is counted once, under the first rule it breaks:
 
 Apart from that it counts first_call_failed: trajectories whose first tool call failed by the
 model's fault (a parse error, or the sandbox's error, timeout, memory or output_limit), as
-rollout.Trajectory.FailedToolCalls counts them; and, of those, first_call_prnt: the first call's code
-starts with the misspelt `prnt(` that `data synth --sft` recovery conversations show.
+rollout.Trajectory.FailedToolCalls counts them; and, of those, first_call_planted: the first call's
+code is the failed call that `data synth --sft` recovery conversations show (`print(result)`; before
+2026-12-01 a misspelt `prnt(…)`, also counted).
 
 Usage: wellformed_modes.py TRACES.jsonl [--json]
 """
@@ -56,7 +57,7 @@ def main(argv):
     if len(argv) < 2 or argv[1].startswith("-"):
         sys.exit("usage: wellformed_modes.py TRACES.jsonl [--json]")
     counts = dict.fromkeys(MODES, 0)
-    total = well = first_failed = first_prnt = 0
+    total = well = first_failed = first_planted = 0
     with open(argv[1], encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
@@ -69,7 +70,8 @@ def main(argv):
             call = first_call(t)
             if call and call["status"] in FAILED:
                 first_failed += 1
-                first_prnt += call.get("code", "").lstrip().startswith("prnt(")
+                code = call.get("code", "").strip()
+                first_planted += code.startswith("prnt(") or code == "print(result)"
             mode = failure(t)
             if mode is None:
                 well += 1
@@ -77,13 +79,13 @@ def main(argv):
                 counts[mode] += 1
     out = {"trajectories": total, "well_formed": well,
            "well_formed_share": well / total if total else 0.0, **counts,
-           "first_call_failed": first_failed, "first_call_prnt": first_prnt}
+           "first_call_failed": first_failed, "first_call_planted": first_planted}
     if "--json" in argv[2:]:
         print(json.dumps(out))
         return
     print(f"well_formed {well}/{total} ({100 * out['well_formed_share']:.1f}%)  "
           + "  ".join(f"{m} {counts[m]}" for m in MODES)
-          + f"  first_call_failed {first_failed} (prnt {first_prnt})")
+          + f"  first_call_failed {first_failed} (planted {first_planted})")
 
 
 if __name__ == "__main__":

@@ -188,7 +188,7 @@ func dataSynth(c *cli.Context) error {
 		return err
 	}
 	rows, err := data.Synth(c.Context, data.SynthOptions{
-		Task: s.Task, N: n, Out: out, SFT: c.Bool("sft"), RecoveryShare: s.SFTRecovery, Seed: o.Seed, Arith: arith,
+		Task: s.Task, N: n, Out: out, SFT: c.Bool("sft"), RecoveryShare: s.SFTRecovery, RecoveryMasked: s.SFTRecoveryMasked, Seed: o.Seed, Arith: arith,
 		Exclude: c.String("exclude"), Progress: o.Progress(int64(n), "synth"),
 	})
 	if err != nil {

@@ -14,20 +14,23 @@ type Data struct {
 // DataSynth configures the synthetic arithmetic task. The defaults (products of two 3–4 digit
 // numbers) are hard for a tiny model to answer directly and easy with the Python tool, which is
 // what the quickstart needs to show RL teaching tool use. sft_recovery adds conversations that
-// recover from a failed call (rl/README.md's experiment used 0.3); the failed call has weight 0,
-// so SFT teaches the correction and not the mistake.
+// recover from a failed call (rl/README.md's experiment used 0.3); with sft_recovery_masked the
+// failed call has weight 0, so SFT teaches the correction and not the mistake.
 type DataSynth struct {
 	Task  string `toml:"task" comment:"Generator: arith (integer arithmetic, answers computed exactly)."`
 	Train int    `toml:"train" comment:"Training problems to synthesize."`
 	Eval  int    `toml:"eval" comment:"Held-out evaluation problems to synthesize."`
 	SFT   int    `toml:"sft" comment:"SFT conversations demonstrating the multi-turn tool-call format."`
-	// SFTRecovery shows the model errors in its context and how to recover from them; the failed
-	// call itself is out of the SFT loss (weight 0), so the model does not learn to make it.
-	SFTRecovery float64 `toml:"sft_recovery" comment:"Share of SFT conversations whose first call fails (a misspelt print, the sandbox's error) and is corrected."`
-	MinDigits   int     `toml:"min_digits" comment:"Fewest digits of an operand."`
-	MaxDigits   int     `toml:"max_digits" comment:"Most digits of an operand."`
-	Operands    int     `toml:"operands" comment:"Numbers per expression."`
-	Ops         string  `toml:"ops" comment:"Operators drawn uniformly, a subset of \"+-*\" (usual precedence)."`
+	// SFTRecovery shows the model errors in its context and how to recover from them.
+	SFTRecovery float64 `toml:"sft_recovery" comment:"Share of SFT conversations whose first call fails (the sandbox's error) and is corrected."`
+	// SFTRecoveryMasked keeps the failed call out of the SFT loss (weight 0), so the model does not
+	// learn to make it; off in the quickstart, whose short SFT needs the planted call's copy of the
+	// operands to learn copying at all (data.ArithItem.RecoveryConversation, sft/README.md).
+	SFTRecoveryMasked bool   `toml:"sft_recovery_masked" comment:"Recovery conversations' failed call has weight 0 (out of the loss, a name never defined) instead of a misspelt print of the expression in the loss."`
+	MinDigits         int    `toml:"min_digits" comment:"Fewest digits of an operand."`
+	MaxDigits         int    `toml:"max_digits" comment:"Most digits of an operand."`
+	Operands          int    `toml:"operands" comment:"Numbers per expression."`
+	Ops               string `toml:"ops" comment:"Operators drawn uniformly, a subset of \"+-*\" (usual precedence)."`
 }
 
 func DefaultData() Data {

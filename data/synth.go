@@ -156,17 +156,27 @@ func (it ArithItem) Conversation() chat.Conversation {
 }
 
 // RecoveryConversation is the item as an SFT example of recovering from a failed call: a first
-// call misspells print, the tool answers with the sandbox's error for that code (exactly what
-// exec.Result.ToolText shows for it), and a second call gets the result. The failed turn has
-// weight 0: the model sees it as context and learns the correction, not the mistake.
-func (it ArithItem) RecoveryConversation() chat.Conversation {
-	bad := "prnt(" + it.Expr + ")"
+// call fails, the tool answers with the sandbox's error for that code (exactly what
+// exec.Result.ToolText shows for it), and a second call gets the result.
+//
+// Unmasked (the quickstart's data): the first call misspells print around the expression and is in
+// the loss like every turn. Masked: the first call prints a name it never defined and has weight 0,
+// so the model sees it as context and learns the correction, not the mistake; it holds none of the
+// problem's numbers, so the correction copies them from the problem as every other conversation
+// does. Masking is what a real SFT set wants, but it removes the planted call's copy of the operands
+// from the loss, and the quickstart's 101 SFT steps then stop short of the copy transition (held-out
+// 2.5% instead of 17.5%, and RL finds no group with a correct sample): sft/README.md.
+func (it ArithItem) RecoveryConversation(masked bool) chat.Conversation {
+	name, bad, why, weight := "prnt", "prnt("+it.Expr+")", "Fix the name.", (*int)(nil)
+	if masked {
+		name, bad, why, weight = "result", "print(result)", "Print the expression itself.", chat.Weight(0)
+	}
 	return chat.Conversation{ID: it.ID, Messages: []chat.Message{
 		{Role: chat.RoleUser, Content: "Compute " + it.Expr + "."},
 		{Role: chat.RoleAssistant, Content: "<reason>Compute it exactly with Python.</reason>",
-			ToolCalls: []chat.ToolCall{chat.PythonCall(bad, "")}, Weight: chat.Weight(0)},
-		{Role: chat.RoleTool, Name: chat.PythonToolName, Content: "NameError at line 1: name 'prnt' is not defined\n    " + bad},
-		{Role: chat.RoleAssistant, Content: "<reason>Fix the name.</reason>",
+			ToolCalls: []chat.ToolCall{chat.PythonCall(bad, "")}, Weight: weight},
+		{Role: chat.RoleTool, Name: chat.PythonToolName, Content: "NameError at line 1: name '" + name + "' is not defined\n    " + bad},
+		{Role: chat.RoleAssistant, Content: "<reason>" + why + "</reason>",
 			ToolCalls: []chat.ToolCall{chat.PythonCall("print("+it.Expr+")", "")}},
 		{Role: chat.RoleTool, Name: chat.PythonToolName, Content: it.Answer},
 		{Role: chat.RoleAssistant, Content: "<reason>Python printed " + it.Answer + ".</reason>\n<answer>\\boxed{" + it.Answer + "}</answer>"},
@@ -191,8 +201,10 @@ type SynthOptions struct {
 	// RecoveryShare is the share of SFT conversations whose first call fails and is corrected
 	// (RecoveryConversation); 0 writes none.
 	RecoveryShare float64
-	Seed          int64
-	Arith         ArithOptions
+	// RecoveryMasked writes the failed call with weight 0 (RecoveryConversation).
+	RecoveryMasked bool
+	Seed           int64
+	Arith          ArithOptions
 	// Exclude names a problem table (or SFT conversations) whose problems must not be generated:
 	// an expression it asks (up to case and spacing) is drawn again, so a held-out set stays
 	// disjoint even when the task's space is small.
@@ -247,7 +259,7 @@ func Synth(ctx context.Context, o SynthOptions) (int, error) {
 			}
 			conv := it.Conversation()
 			if recovers(i, o.RecoveryShare) {
-				conv = it.RecoveryConversation()
+				conv = it.RecoveryConversation(o.RecoveryMasked)
 			}
 			if err := w.Write(conv); err != nil {
 				return i, err

@@ -210,12 +210,15 @@ func TestSynthFiles(t *testing.T) {
 }
 
 // A share of the SFT conversations shows a failed call and its correction, the same ones for
-// a seed, with the answer of the plain conversation.
+// a seed, with the answer of the plain conversation; masked, the failed call (a name never
+// defined, no operand in it) has weight 0 and nothing else carries a weight; unmasked (the
+// quickstart's), it misspells print around the expression and no message carries a weight.
 func TestRecoveryConversations(t *testing.T) {
 	ctx := context.Background()
-	write := func(share float64) []chat.Conversation {
+	write := func(share float64, masked bool) []chat.Conversation {
 		path := filepath.Join(t.TempDir(), "c.jsonl")
-		if _, err := Synth(ctx, SynthOptions{Task: "arith", N: 100, Out: path, SFT: true, RecoveryShare: share, Seed: 5, Arith: DefaultArith()}); err != nil {
+		if _, err := Synth(ctx, SynthOptions{Task: "arith", N: 100, Out: path, SFT: true, RecoveryShare: share,
+			RecoveryMasked: masked, Seed: 5, Arith: DefaultArith()}); err != nil {
 			t.Fatal(err)
 		}
 		convs, err := ReadAllConversations(path)
@@ -224,33 +227,40 @@ func TestRecoveryConversations(t *testing.T) {
 		}
 		return convs
 	}
-	plain, a, b := write(0), write(0.3), write(0.3)
+	plain := write(0, false)
 	recovered := 0
-	for i := range a {
-		if !reflect.DeepEqual(a[i], b[i]) {
-			t.Fatalf("conversation %d differs between two runs with the same seed", i)
-		}
-		last := a[i].Messages[len(a[i].Messages)-1].Content
-		if last != plain[i].Messages[len(plain[i].Messages)-1].Content {
-			t.Errorf("conversation %d: final answer %q, want the plain one's", i, last)
-		}
-		if len(a[i].Messages) == 6 {
-			recovered++
-			if tool := a[i].Messages[2].Content; !strings.HasPrefix(tool, "NameError at line 1: name 'prnt' is not defined\n    prnt(") {
-				t.Errorf("conversation %d: tool text %q", i, tool)
+	for _, masked := range []bool{false, true} {
+		a, b := write(0.3, masked), write(0.3, masked)
+		recovered = 0
+		for i := range a {
+			if !reflect.DeepEqual(a[i], b[i]) {
+				t.Fatalf("conversation %d differs between two runs with the same seed", i)
 			}
-		}
-		// Only the failed call carries a weight, 0.
-		for k, m := range a[i].Messages {
-			got, want := "none", "none"
-			if m.Weight != nil {
-				got = fmt.Sprint(*m.Weight)
+			last := a[i].Messages[len(a[i].Messages)-1].Content
+			if last != plain[i].Messages[len(plain[i].Messages)-1].Content {
+				t.Errorf("conversation %d: final answer %q, want the plain one's", i, last)
 			}
-			if len(a[i].Messages) == 6 && k == 1 {
-				want = "0"
+			if len(a[i].Messages) == 6 {
+				recovered++
+				want := "NameError at line 1: name 'prnt' is not defined\n    prnt("
+				if masked {
+					want = "NameError at line 1: name 'result' is not defined\n    print(result)"
+				}
+				if tool := a[i].Messages[2].Content; !strings.HasPrefix(tool, want) {
+					t.Errorf("masked %v, conversation %d: tool text %q", masked, i, tool)
+				}
 			}
-			if got != want {
-				t.Errorf("conversation %d message %d (%s): weight %s, want %s", i, k, m.Role, got, want)
+			for k, m := range a[i].Messages {
+				got, want := "none", "none"
+				if m.Weight != nil {
+					got = fmt.Sprint(*m.Weight)
+				}
+				if masked && len(a[i].Messages) == 6 && k == 1 {
+					want = "0"
+				}
+				if got != want {
+					t.Errorf("masked %v, conversation %d message %d (%s): weight %s, want %s", masked, i, k, m.Role, got, want)
+				}
 			}
 		}
 	}

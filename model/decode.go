@@ -313,16 +313,23 @@ func (d *Decoder) Step(in []DecodeInput) error {
 }
 
 // shortInput is the most tokens an input may bring and still attend through AttentionDecode,
-// as one row per token (see Decoder); longer ones (prompts) attend through AttentionForward,
-// whose tiled products win once there are enough queries to fill them. Decoder.shortInput is
-// this, or what a test sets.
+// as one row per token (see Decoder), when its cache already holds at least as many: an appended
+// tool response attends mostly to a long prefix, which the decode kernel reads once for the rows of
+// one origin. Others (prompts) attend through AttentionForward, whose tiled products win when the
+// queries attend mostly to each other. Decoder.shortInput is this, or what a test sets.
 const shortInput = 64
+
+// short reports whether in goes through the one-call attention of the step's short inputs.
+func (d *Decoder) short(in DecodeInput) bool {
+	n := len(in.Tokens)
+	return n == 1 || (n <= d.shortInput && in.Cache.length >= n)
+}
 
 // layOut orders the step's rows (see Decoder.order) and writes their ids and positions.
 func (d *Decoder) layOut(in []DecodeInput) {
 	d.order = d.order[:0]
 	for i, s := range in {
-		if len(s.Tokens) <= d.shortInput {
+		if d.short(s) {
 			d.order = append(d.order, i)
 		}
 	}
@@ -348,7 +355,7 @@ func (d *Decoder) layOut(in []DecodeInput) {
 	}
 	d.shortRows = r
 	for i, s := range in {
-		if len(s.Tokens) > d.shortInput {
+		if !d.short(s) {
 			d.order = append(d.order, i)
 		}
 	}

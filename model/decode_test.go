@@ -486,7 +486,7 @@ func TestShortInputsAttendLikePrompts(t *testing.T) {
 		return logits, kv
 	}
 	gotLogits, gotKV := run(shortInput)
-	wantLogits, wantKV := run(0) // every input through AttentionForward
+	wantLogits, wantKV := run(0) // the appended chunks through AttentionForward
 	for i := range wantLogits {
 		if gotLogits[i] != wantLogits[i] {
 			t.Fatalf("logit %d (input %d): %g through AttentionDecode, %g through AttentionForward", i, i/V, gotLogits[i], wantLogits[i])

@@ -24,8 +24,8 @@ func TestRecoveryToolTextIsTheSandboxs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 3 {
-		conv := gen.Next().RecoveryConversation()
+	for k := range 4 {
+		conv := gen.Next().RecoveryConversation(k%2 == 1)
 		for i, m := range conv.Messages {
 			if m.Role != chat.RoleTool {
 				continue

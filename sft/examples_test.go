@@ -167,13 +167,13 @@ func TestBadConversations(t *testing.T) {
 	})
 }
 
-// In a recovery conversation the loss falls on the correction and the answer, never on the
-// misspelt call of weight 0, which stays in the context.
+// In a masked recovery conversation the loss falls on the correction and the answer, never on the
+// failed call of weight 0, which stays in the context.
 func TestRecoveryTurnOutOfLoss(t *testing.T) {
 	r, tok := byteRenderer(t, "rstar2")
 	path := filepath.Join(t.TempDir(), "c.jsonl")
 	if _, err := data.Synth(context.Background(), data.SynthOptions{Task: "arith", N: 3, Out: path, SFT: true,
-		RecoveryShare: 1, Seed: 7, Arith: data.DefaultArith()}); err != nil {
+		RecoveryShare: 1, RecoveryMasked: true, Seed: 7, Arith: data.DefaultArith()}); err != nil {
 		t.Fatal(err)
 	}
 	ds, err := LoadExamples(path, r, 4096, OverlongTruncate)
@@ -188,8 +188,8 @@ func TestRecoveryTurnOutOfLoss(t *testing.T) {
 			}
 		}
 		all := tok.Decode(e.IDs)
-		if !strings.Contains(all, "prnt(") || strings.Contains(learnt.String(), "prnt(") ||
-			!strings.HasPrefix(learnt.String(), "<reason>Fix the name.</reason>") || !strings.Contains(learnt.String(), "\\boxed{") {
+		if !strings.Contains(all, "print(result)") || strings.Contains(learnt.String(), "print(result)") ||
+			!strings.HasPrefix(learnt.String(), "<reason>Print the expression itself.</reason>") || !strings.Contains(learnt.String(), "\\boxed{") {
 			t.Errorf("row %d: in the loss\n%q", e.Row, learnt.String())
 		}
 	}

@@ -85,7 +85,7 @@ func (p *pipeline) importProblems(ctx context.Context, in, out string) error {
 func (p *pipeline) synth(ctx context.Context, out string, n int, seed int64, sft bool, exclude string) error {
 	s := p.cfg.Data.Synth
 	_, err := data.Synth(ctx, data.SynthOptions{Task: s.Task, N: n, Out: out, SFT: sft, RecoveryShare: s.SFTRecovery,
-		Seed: seed, Exclude: exclude, Arith: data.ArithOptions{MinDigits: s.MinDigits, MaxDigits: s.MaxDigits, Operands: s.Operands, Ops: s.Ops}})
+		RecoveryMasked: s.SFTRecoveryMasked, Seed: seed, Exclude: exclude, Arith: data.ArithOptions{MinDigits: s.MinDigits, MaxDigits: s.MaxDigits, Operands: s.Operands, Ops: s.Ops}})
 	return err
 }
 
