@@ -343,9 +343,11 @@ func (d *Decoder) layOut(in []DecodeInput) {
 		c := in[i].Cache
 		for j := range in[i].Tokens {
 			d.kvLens[r], d.shared[r] = int32(c.length+j+1), 0
+			// An append's rows share everything before them, and only with each other: next to
+			// other rows the kernel's chunk would take the least any of them shares.
 			if j > 0 {
 				d.shared[r] = int32(c.length + j - 1)
-			} else if k > 0 {
+			} else if k > 0 && len(in[i].Tokens) == 1 && len(in[d.order[k-1]].Tokens) == 1 {
 				if p := in[d.order[k-1]].Cache; p.origin == c.origin {
 					d.shared[r] = int32(min(p.sharedLen(), c.sharedLen()))
 				}
