@@ -2,11 +2,13 @@ package chat
 
 import (
 	"encoding/json"
+	"iter"
 	"slices"
 	"strings"
 	"testing"
 
 	"gorstar/internal/testmodel"
+	"gorstar/tokenizer"
 )
 
 // An rStar2-style trajectory: a problem, a turn with a tool call, the tool's output, the answer.
@@ -149,17 +151,7 @@ func maskedStretches(tok interface{ Decode([]int32) string }, ids []int32, mask 
 // mask cleared over exactly that turn's stretch (text, call, <|im_end|>). Weight 1 is no weight.
 func TestRenderWeightZero(t *testing.T) {
 	tok := testmodel.Tokenizer(t)
-	for _, name := range TemplateNames() {
-		tmpl, err := LoadTemplate(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := DefaultOptions()
-		opts.Template = tmpl
-		r, err := NewRenderer(tok, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for name, r := range builtinRenderers(t, tok) {
 		ids, mask, err := r.Render(recoveryConversation(nil))
 		if err != nil {
 			t.Fatal(err)
@@ -318,6 +310,27 @@ func BenchmarkRender(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, _, err := r.Render(conv); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// builtinRenderers yields a renderer over tok for each built-in template, by name.
+func builtinRenderers(t *testing.T, tok *tokenizer.Tokenizer) iter.Seq2[string, *Renderer] {
+	return func(yield func(string, *Renderer) bool) {
+		for _, name := range TemplateNames() {
+			tmpl, err := LoadTemplate(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := DefaultOptions()
+			opts.Template = tmpl
+			r, err := NewRenderer(tok, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !yield(name, r) {
+				return
+			}
 		}
 	}
 }

@@ -64,17 +64,7 @@ func TestLoadTemplate(t *testing.T) {
 // header's newline.
 func TestRenderMatchesWholeTextEncodingQwen3(t *testing.T) {
 	tok := qwen3Tokenizer(t)
-	for _, name := range TemplateNames() {
-		tmpl, err := LoadTemplate(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := DefaultOptions()
-		opts.Template = tmpl
-		r, err := NewRenderer(tok, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for name, r := range builtinRenderers(t, tok) {
 		conv := sampleConversation()
 		ids, mask, err := r.Render(conv)
 		if err != nil {
