@@ -310,15 +310,22 @@ func modelBench(c *cli.Context) error {
 		return err
 	}
 	threads := kernels.Threads()
+	// The ceiling, measured in the same run on the same threads: SGEMM on the step's MLP shapes,
+	// before and after the steps (a shared machine's speed drifts over a run; the mean is the
+	// reference, both are reported).
+	before, err := model.SGEMMRate(c.Context, m.Config, batch*seq, time.Second)
+	if err != nil {
+		return err
+	}
 	res, err := model.BenchmarkTrain(c.Context, m, batch, seq, c.Int("steps"), uint64(o.Seed))
 	if err != nil {
 		return err
 	}
-	// The ceiling, measured in the same run on the same threads: SGEMM on the step's MLP shapes.
-	sgemm, err := model.SGEMMRate(c.Context, m.Config, batch*seq, time.Second)
+	after, err := model.SGEMMRate(c.Context, m.Config, batch*seq, time.Second)
 	if err != nil {
 		return err
 	}
+	sgemm := (before + after) / 2
 	flops := m.Config.TrainFLOPsPerToken(seq)
 	stepGFLOPS := flops * res.TokensPerSecond / 1e9
 	out := map[string]any{
@@ -326,7 +333,7 @@ func modelBench(c *cli.Context) error {
 		"backend": kernels.Backend(), "seconds": res.Seconds, "tokens_per_s": res.TokensPerSecond,
 		"num_params": m.Config.NumParams(), "gomaxprocs": runtime.GOMAXPROCS(0),
 		"gflop_per_token": flops / 1e9, "step_gflops": stepGFLOPS, "sgemm_gflops": sgemm,
-		"sgemm_fraction": stepGFLOPS / sgemm,
+		"sgemm_gflops_before": before, "sgemm_gflops_after": after, "sgemm_fraction": stepGFLOPS / sgemm,
 	}
 	if c.Bool("compare-torch") {
 		if skip := torchMissing(c, flagOr(c, "python", "/usr/bin/python3")); skip != "" {
