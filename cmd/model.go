@@ -313,15 +313,11 @@ func modelBench(c *cli.Context) error {
 	// The ceiling, measured in the same run on the same threads: SGEMM on the step's MLP shapes,
 	// before and after the steps (a shared machine's speed drifts over a run; the mean is the
 	// reference, both are reported).
-	before, err := model.SGEMMRate(c.Context, m.Config, batch*seq, time.Second)
-	if err != nil {
+	var res model.TrainBench
+	before, after, err := model.SGEMMRate(c.Context, m.Config, batch*seq, time.Second, func() (err error) {
+		res, err = model.BenchmarkTrain(c.Context, m, batch, seq, c.Int("steps"), uint64(o.Seed))
 		return err
-	}
-	res, err := model.BenchmarkTrain(c.Context, m, batch, seq, c.Int("steps"), uint64(o.Seed))
-	if err != nil {
-		return err
-	}
-	after, err := model.SGEMMRate(c.Context, m.Config, batch*seq, time.Second)
+	})
 	if err != nil {
 		return err
 	}

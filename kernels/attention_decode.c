@@ -6,11 +6,11 @@
  * batch cannot be a [B, L, heads, hd] tensor. Several rows may be consecutive tokens of one
  * sequence (a short appended chunk, such as a tool's answer): they name the same cache with
  * lengths one apart, and since every new key and value row is written before any row attends, each
- * sees the ones before it. The sequences are cut into chunks of
- * neighbours whose caches begin with the same rows (the caller says how many: a shared prompt, such
- * as a template's system turn copied from one cache into the others); one OpenMP region covers every
- * (chunk, kv head) pair. Each pair writes its sequences' new key/value rows (when given), transposes
- * each shared key tile once for the whole chunk, and attends every query head of its group with the
+ * sees the ones before it. The rows are cut into chunks of neighbours whose caches begin with the
+ * same rows (the caller says how many: a shared prompt, such as a template's system turn copied
+ * from one cache into the others). One OpenMP region first writes every row's new key and value
+ * (when given), then covers every (chunk, kv head) pair: each transposes each shared key tile once
+ * for the whole chunk, and attends every query head of its group with the
  * forward's arithmetic, in the same order but without packing one query row into SGEMM panels. The
  * shared rows are read once per chunk instead of once per sequence: most of a long-prompt decode
  * step's memory traffic. Each query's arithmetic order is fixed, so results are the same bits for any

@@ -172,14 +172,12 @@ static void pack_b(float *dst, const float *B, int ldb, int trans, int p0, int k
         for (int p = 0; p < panels; p++) {
             float *d = dst + (size_t)p * NR * kc + (size_t)k * NR;
             const int cols = nc - p * NR < NR ? nc - p * NR : NR;
-            if (cols == NR && NR == 16)
+            if (cols == 16 && NR == 16) { /* AVX2's panel, a constant length */
                 copy_floats(d, src + p * NR, 16);
-            else if (cols == NR)
-                copy_floats(d, src + p * NR, NR);
-            else {
-                copy_floats(d, src + p * NR, cols);
-                for (int j = cols; j < NR; j++) d[j] = 0;
+                continue;
             }
+            copy_floats(d, src + p * NR, cols);
+            for (int j = cols; j < NR; j++) d[j] = 0;
         }
     }
 }

@@ -82,11 +82,13 @@ func (c Config) TrainFLOPsPerToken(L int) float64 {
 	return 6*matmul + attention
 }
 
-// SGEMMRate measures the machine's SGEMM rate on the model's training shapes for T tokens: the
-// MLP's up projection forward ([T,C]·[I,C]ᵀ), its input gradient ([T,I]·[I,C]) and its weight
-// gradient ([T,I]ᵀ·[T,C]), in turn until at least minTime has passed (after one untimed round),
-// on the kernels' threads. It returns GFLOP/s: the ceiling a training step's rate is read against.
-func SGEMMRate(ctx context.Context, c Config, T int, minTime time.Duration) (float64, error) {
+// SGEMMRate measures the machine's SGEMM rate on the model's training shapes for T tokens before
+// and after between runs (a machine's speed drifts; the training step measured between them is
+// read against both): the MLP's up projection forward ([T,C]·[I,C]ᵀ), its input gradient
+// ([T,I]·[I,C]) and its weight gradient ([T,I]ᵀ·[T,C]), in turn until at least minTime has passed
+// (after one untimed round), on the kernels' threads. It returns GFLOP/s: the ceiling a training
+// step's rate is read against.
+func SGEMMRate(ctx context.Context, c Config, T int, minTime time.Duration, between func() error) (before, after float64, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	C, I := c.HiddenSize, c.IntermediateSize
@@ -107,14 +109,24 @@ func SGEMMRate(ctx context.Context, c Config, T int, minTime time.Duration) (flo
 		kernels.SGEMM(false, false, T, C, I, 1, y, I, w, C, 0, x, C) // dx = dy w
 		kernels.SGEMM(true, false, I, C, T, 1, y, I, x, C, 0, w, C)  // dw = dyᵀ x
 	}
-	round()
-	rounds, start := 0, time.Now()
-	for rounds == 0 || time.Since(start) < minTime {
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
+	rate := func() (float64, error) {
 		round()
-		rounds++
+		rounds, start := 0, time.Now()
+		for rounds == 0 || time.Since(start) < minTime {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			round()
+			rounds++
+		}
+		return 3 * 2 * float64(T) * float64(C) * float64(I) * float64(rounds) / time.Since(start).Seconds() / 1e9, nil
 	}
-	return 3 * 2 * float64(T) * float64(C) * float64(I) * float64(rounds) / time.Since(start).Seconds() / 1e9, nil
+	if before, err = rate(); err != nil {
+		return 0, 0, err
+	}
+	if err = between(); err != nil {
+		return 0, 0, err
+	}
+	after, err = rate()
+	return before, after, err
 }

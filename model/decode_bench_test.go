@@ -49,13 +49,7 @@ func benchmarkDecodeStep(b *testing.B, decoding, appended int, sharedPrefix bool
 		return ids
 	}
 	// Fill one cache by prefill steps, copy its prefix into the others, and give each its own rest.
-	caches := make([]*KVCache, rows)
-	for i := range caches {
-		if caches[i], err = m.NewKVCache(past + appended + 1); err != nil {
-			b.Fatal(err)
-		}
-		defer caches[i].Free()
-	}
+	caches := kvCaches(b, m, rows, past+appended+1)
 	prompt := tokens(past)
 	for off := 0; off < past; off += 400 {
 		if err := d.Step([]DecodeInput{{Cache: caches[0], Tokens: prompt[off:min(off+400, past)]}}); err != nil {

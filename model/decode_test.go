@@ -8,6 +8,33 @@ import (
 	"gorstar/kernels"
 )
 
+// microModel is microConfig("qwen3", false) as a model of seed, closed with the test.
+func microModel(t testing.TB, seed uint64) (*Model, Config) {
+	t.Helper()
+	c := microConfig("qwen3", false)
+	m, err := New(c, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return m, c
+}
+
+// kvCaches allocates n caches of capacity tokens on m, freed with the test.
+func kvCaches(t testing.TB, m *Model, n, capacity int) []*KVCache {
+	t.Helper()
+	caches := make([]*KVCache, n)
+	for i := range caches {
+		kv, err := m.NewKVCache(capacity)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(kv.Free)
+		caches[i] = kv
+	}
+	return caches
+}
+
 // decodeLogProbs feeds each row of b through a KV cache — a prefill of the first `prefill` tokens,
 // then one token per step, all rows in the same steps — and returns log p(token i | tokens < i)
 // in Forward's layout.
@@ -24,14 +51,7 @@ func decodeLogProbs(t *testing.T, m *Model, b *Batch, prefill int) []float32 {
 // decodeWith is decodeLogProbs on an existing decoder.
 func decodeWith(t *testing.T, m *Model, d *Decoder, b *Batch, prefill int) []float32 {
 	t.Helper()
-	var err error
-	caches := make([]*KVCache, b.B)
-	for r := range caches {
-		if caches[r], err = m.NewKVCache(b.L); err != nil {
-			t.Fatal(err)
-		}
-		defer caches[r].Free()
-	}
+	caches := kvCaches(t, m, b.B, b.L)
 	out := make([]float32, b.B*b.L)
 	lp := make([]float32, b.B)
 	targets := make([]int32, b.B)
@@ -99,12 +119,7 @@ func TestDecodeMatchesForward(t *testing.T) {
 // A decoder made before a training step decodes with the new weights after it: its packed copies
 // of the matrices follow the optimizer's update (and WeightsChanged after a direct write).
 func TestDecoderFollowsWeightChanges(t *testing.T) {
-	c := microConfig("qwen3", false)
-	m, err := New(c, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, c := microModel(t, 3)
 	b := randomBatch(c, 3, 12, 7)
 	d, err := m.NewDecoder(b.B*b.L, b.B)
 	if err != nil {
@@ -155,12 +170,7 @@ func TestDecoderFollowsWeightChanges(t *testing.T) {
 // Sequences of different lengths in one step (a prefill beside decodes) give the logits each
 // would get alone.
 func TestDecodeMixedStepMatchesAlone(t *testing.T) {
-	c := microConfig("qwen3", false)
-	m, err := New(c, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, c := microModel(t, 4)
 	b := randomBatch(c, 2, 9, 11)
 	V := c.VocabSize
 	alone := func(ids []int32) []float32 {
@@ -205,12 +215,7 @@ func TestDecodeMixedStepMatchesAlone(t *testing.T) {
 }
 
 func TestDecodeRejectsBadSteps(t *testing.T) {
-	c := microConfig("qwen3", false)
-	m, err := New(c, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, c := microModel(t, 4)
 	d, _ := m.NewDecoder(4, 2)
 	defer d.Close()
 	kv, _ := m.NewKVCache(3)
@@ -242,12 +247,7 @@ func TestDecodeRejectsBadSteps(t *testing.T) {
 // give the training forward's log-probabilities: the decoding rows attend in one call, the chunks
 // one by one, and the row reordering that makes this possible changes no result.
 func TestDecodeMixedStepsMatchForward(t *testing.T) {
-	c := microConfig("qwen3", false)
-	m, err := New(c, 6)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, c := microModel(t, 6)
 	randomizeVectors(m, 8)
 	b := randomBatch(c, 4, 14, 13)
 	want, err := m.Forward(&Batch{B: b.B, L: b.L, IDs: b.IDs})
@@ -261,13 +261,7 @@ func TestDecodeMixedStepsMatchForward(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	caches := make([]*KVCache, b.B)
-	for r := range caches {
-		if caches[r], err = m.NewKVCache(b.L); err != nil {
-			t.Fatal(err)
-		}
-		defer caches[r].Free()
-	}
+	caches := kvCaches(t, m, b.B, b.L)
 	got := make([]float32, b.B*b.L)
 	checked := make([]bool, b.B*b.L)
 	mixed := 0
@@ -337,12 +331,7 @@ func TestDecodeMixedStepsMatchForward(t *testing.T) {
 // provenance) each get the logits they get decoding alone, and the counts the step shares are
 // exactly the rows the caches have in common.
 func TestDecodeSharedPrefixProvenance(t *testing.T) {
-	c := microConfig("qwen3", false)
-	m, err := New(c, 6)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, c := microModel(t, 6)
 	V := c.VocabSize
 	ids := randomBatch(c, 1, 400, 3).IDs
 	prompt, other, next := ids[:150], ids[150:300], ids[300:310]
@@ -350,13 +339,7 @@ func TestDecodeSharedPrefixProvenance(t *testing.T) {
 	// copied 140 of A's, then A forgot everything from 100 on and computed 60 other tokens, D
 	// copied all 170 of B's rows (150 of them A's), E computed A's first 150 tokens itself.
 	build := func(d *Decoder) []*KVCache {
-		caches := make([]*KVCache, 5)
-		for i := range caches {
-			if caches[i], err = m.NewKVCache(256); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(caches[i].Free)
-		}
+		caches := kvCaches(t, m, 5, 256)
 		A, B, C, D, E := caches[0], caches[1], caches[2], caches[3], caches[4]
 		step := func(kv *KVCache, toks []int32) {
 			t.Helper()
@@ -422,12 +405,7 @@ func TestDecodeSharedPrefixProvenance(t *testing.T) {
 // with appended chunks that cross key tiles, share a prefix copied from another cache, and sit
 // next to decoding rows of the same origin.
 func TestShortInputsAttendLikePrompts(t *testing.T) {
-	c := microConfig("qwen3", false)
-	m, err := New(c, 9)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, c := microModel(t, 9)
 	randomizeVectors(m, 10)
 	ids := randomBatch(c, 1, 400, 17).IDs
 	V := c.VocabSize
@@ -438,13 +416,7 @@ func TestShortInputsAttendLikePrompts(t *testing.T) {
 		}
 		defer d.Close()
 		d.shortInput = short
-		caches := make([]*KVCache, 4)
-		for i := range caches {
-			if caches[i], err = m.NewKVCache(256); err != nil {
-				t.Fatal(err)
-			}
-			defer caches[i].Free()
-		}
+		caches := kvCaches(t, m, 4, 256)
 		// A: a 150-token prompt; B and C: A's first 130 copied, then their own; D: its own.
 		prefill := func(kv *KVCache, toks []int32) {
 			if err := d.Step([]DecodeInput{{Cache: kv, Tokens: toks}}); err != nil {
