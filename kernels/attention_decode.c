@@ -82,95 +82,149 @@ static void decode_pack_keys(float *restrict kt, const float *restrict k, int nk
     }
 }
 
-/* Scores of one query against the nk packed keys: each is a sequential multiply-add chain over hd
- * from 0, times scale, which is what the SGEMM microkernel computes for one output; the vector
- * multiply-adds are written like the microkernel's, so they fuse exactly where its do. */
+/* Scores and products run several independent multiply-add chains at once, held in registers: one
+ * chain alone waits on the latency of each multiply-add (a single query's score is a 32-long
+ * chain for the tiny preset's heads), and accumulators kept in memory wait on their stores. Each
+ * chain is still the forward's: a query's score for one key is a sequential multiply-add chain over
+ * hd from 0, times scale (what the SGEMM microkernel computes for one output), and a query's
+ * product for one dimension is a sequential chain over the tile's keys from 0, added to the output
+ * at the end (the microkernel with beta = 1). The vector multiply-adds are written like the
+ * microkernel's, so they fuse exactly where its do. Grouping chains changes no bits. */
 typedef float decode_v8 __attribute__((vector_size(32)));
-typedef float decode_v8u __attribute__((vector_size(32), aligned(4))); /* kt needs no alignment */
+typedef float decode_v8u __attribute__((vector_size(32), aligned(4))); /* kt, S and rows need no alignment */
 
-GK_VECTORIZED
-static void decode_scores(float *restrict srow, const float *restrict qh, const float *restrict kt, int nk, int hd,
-                          float scale) {
-    for (int j = 0; j < nk; j += 8) {
-        const int n = nk - j < 8 ? nk - j : 8;
-        const float *blk = kt + (size_t)j * hd;
-        decode_v8 acc = {0, 0, 0, 0, 0, 0, 0, 0};
-        for (int d = 0; d < hd; d++) {
-            decode_v8 qd = qh[d] - (decode_v8){0};
-            acc += qd * *(const decode_v8u *)(blk + d * 8);
-        }
-        acc = acc * scale;
-        for (int l = 0; l < n; l++) srow[j + l] = acc[l];
+/* The valid lanes of a block of 8 scores (n of them: a tile's last block may hold fewer keys). A
+ * macro: a function taking a vector argument draws a note about its ABI from gcc. */
+#define DECODE_STORE8(dst, a, n)                                      \
+    do {                                                              \
+        float *restrict dst_ = (dst);                                 \
+        const decode_v8 a_ = (a);                                     \
+        const int n_ = (n);                                           \
+        if (n_ == 8)                                                  \
+            *(decode_v8u *)dst_ = a_;                                 \
+        else                                                          \
+            for (int l_ = 0; l_ < n_; l_++) dst_[l_] = a_[l_];        \
+    } while (0)
+
+/* Scores of NQ queries against the nk keys of a packed tile, NB blocks of 8 keys at a time (NQ x NB
+ * chains): block b of the tile is at kt + b * bstride, laid out [hd][8]; query x's scores go to
+ * S + x * DECODE_BK. The blocks past the last group of NB go one at a time. */
+#define DECODE_SCORES(NQ, NB)                                                                                     \
+    GK_VECTORIZED static void decode_scores_##NQ(float *restrict S, const float *const *qs,                      \
+                                                 const float *restrict kt, size_t bstride, int nk, int hd,        \
+                                                 float scale) {                                                   \
+        const int nblk = (nk + 7) / 8;                                                                            \
+        int b = 0;                                                                                                \
+        for (; b + NB <= nblk; b += NB) {                                                                         \
+            decode_v8 acc[NQ][NB];                                                                                \
+            for (int x = 0; x < NQ; x++)                                                                          \
+                for (int t = 0; t < NB; t++) acc[x][t] = (decode_v8){0, 0, 0, 0, 0, 0, 0, 0};                     \
+            const float *blk = kt + (size_t)b * bstride;                                                          \
+            for (int d = 0; d < hd; d++) {                                                                        \
+                decode_v8 k[NB];                                                                                  \
+                for (int t = 0; t < NB; t++) k[t] = *(const decode_v8u *)(blk + (size_t)t * bstride + d * 8);    \
+                for (int x = 0; x < NQ; x++) {                                                                    \
+                    const decode_v8 qd = qs[x][d] - (decode_v8){0};                                               \
+                    for (int t = 0; t < NB; t++) acc[x][t] += qd * k[t];                                          \
+                }                                                                                                 \
+            }                                                                                                     \
+            for (int x = 0; x < NQ; x++)                                                                          \
+                for (int t = 0; t < NB; t++) {                                                                    \
+                    const int j = (b + t) * 8;                                                                    \
+                    DECODE_STORE8(S + (size_t)x * DECODE_BK + j, acc[x][t] * scale, nk - j < 8 ? nk - j : 8);     \
+                }                                                                                                 \
+        }                                                                                                         \
+        for (; b < nblk; b++) {                                                                                   \
+            decode_v8 acc[NQ];                                                                                    \
+            for (int x = 0; x < NQ; x++) acc[x] = (decode_v8){0, 0, 0, 0, 0, 0, 0, 0};                            \
+            const float *blk = kt + (size_t)b * bstride;                                                          \
+            for (int d = 0; d < hd; d++) {                                                                        \
+                const decode_v8 k = *(const decode_v8u *)(blk + d * 8);                                           \
+                for (int x = 0; x < NQ; x++) {                                                                    \
+                    const decode_v8 qd = qs[x][d] - (decode_v8){0};                                               \
+                    acc[x] += qd * k;                                                                             \
+                }                                                                                                 \
+            }                                                                                                     \
+            const int j = b * 8;                                                                                  \
+            for (int x = 0; x < NQ; x++)                                                                          \
+                DECODE_STORE8(S + (size_t)x * DECODE_BK + j, acc[x] * scale, nk - j < 8 ? nk - j : 8);            \
+        }                                                                                                         \
     }
-}
+
+/* o_x += p_x v over the nk value rows (v rows ld apart) for NQ queries, NV vectors of dimensions at
+ * a time (NQ x NV chains); p_x = S + x * DECODE_BK. Dimensions past the last group of NV vectors go
+ * a vector at a time, then the rest padded to a vector. */
+#define DECODE_PV(NQ, NV)                                                                                         \
+    GK_VECTORIZED static void decode_pv_##NQ(float *const *os, const float *restrict S, const float *restrict v, \
+                                             int nk, int ld, int hd) {                                            \
+        int d0 = 0;                                                                                               \
+        for (; d0 + 8 * NV <= hd; d0 += 8 * NV) {                                                                 \
+            decode_v8 acc[NQ][NV];                                                                                \
+            for (int x = 0; x < NQ; x++)                                                                          \
+                for (int t = 0; t < NV; t++) acc[x][t] = (decode_v8){0, 0, 0, 0, 0, 0, 0, 0};                     \
+            for (int j = 0; j < nk; j++) {                                                                        \
+                const float *vj = v + (size_t)j * ld + d0;                                                        \
+                decode_v8 vv[NV];                                                                                 \
+                for (int t = 0; t < NV; t++) vv[t] = *(const decode_v8u *)(vj + 8 * t);                          \
+                for (int x = 0; x < NQ; x++) {                                                                    \
+                    const decode_v8 p = S[(size_t)x * DECODE_BK + j] - (decode_v8){0};                            \
+                    for (int t = 0; t < NV; t++) acc[x][t] += p * vv[t];                                          \
+                }                                                                                                 \
+            }                                                                                                     \
+            for (int x = 0; x < NQ; x++)                                                                          \
+                for (int t = 0; t < NV; t++) {                                                                    \
+                    decode_v8u *o = (decode_v8u *)(os[x] + d0 + 8 * t);                                           \
+                    *o = acc[x][t] + *o;                                                                          \
+                }                                                                                                 \
+        }                                                                                                         \
+        for (; d0 + 8 <= hd; d0 += 8) {                                                                           \
+            decode_v8 acc[NQ];                                                                                    \
+            for (int x = 0; x < NQ; x++) acc[x] = (decode_v8){0, 0, 0, 0, 0, 0, 0, 0};                            \
+            for (int j = 0; j < nk; j++) {                                                                        \
+                const decode_v8 vv = *(const decode_v8u *)(v + (size_t)j * ld + d0);                              \
+                for (int x = 0; x < NQ; x++) {                                                                    \
+                    const decode_v8 p = S[(size_t)x * DECODE_BK + j] - (decode_v8){0};                            \
+                    acc[x] += p * vv;                                                                             \
+                }                                                                                                 \
+            }                                                                                                     \
+            for (int x = 0; x < NQ; x++) {                                                                        \
+                decode_v8u *o = (decode_v8u *)(os[x] + d0);                                                       \
+                *o = acc[x] + *o;                                                                                 \
+            }                                                                                                     \
+        }                                                                                                         \
+        if (d0 < hd) { /* the last hd % 8 dimensions in a zero-padded vector: scalar code here may be \
+                        * vectorized across keys, splitting the multiply-adds */                          \
+            const int rem = hd - d0;                                                                              \
+            decode_v8 acc[NQ];                                                                                    \
+            for (int x = 0; x < NQ; x++) acc[x] = (decode_v8){0, 0, 0, 0, 0, 0, 0, 0};                            \
+            for (int j = 0; j < nk; j++) {                                                                        \
+                decode_v8 vv = {0, 0, 0, 0, 0, 0, 0, 0};                                                          \
+                for (int t = 0; t < rem; t++) vv[t] = v[(size_t)j * ld + d0 + t];                                 \
+                for (int x = 0; x < NQ; x++) {                                                                    \
+                    const decode_v8 p = S[(size_t)x * DECODE_BK + j] - (decode_v8){0};                            \
+                    acc[x] += p * vv;                                                                             \
+                }                                                                                                 \
+            }                                                                                                     \
+            for (int x = 0; x < NQ; x++)                                                                          \
+                for (int t = 0; t < rem; t++) os[x][d0 + t] = acc[x][t] + os[x][d0 + t];                          \
+        }                                                                                                         \
+    }
+
+/* Chains per call: about eight, what two multiply-add units with a latency of four keep busy,
+ * within AVX2's sixteen vector registers. */
+DECODE_SCORES(1, 8)
+DECODE_SCORES(2, 4)
+DECODE_SCORES(3, 2)
+DECODE_SCORES(4, 2)
+DECODE_PV(1, 4)
+DECODE_PV(2, 4)
+DECODE_PV(3, 2)
+DECODE_PV(4, 2)
 
 /* attention.c's exp_row with every key visible. */
 GK_VECTORIZED
 static void decode_exp(float *row, float sub, int n) {
     for (int j = 0; j < n; j++) row[j] = gk_expf(row[j] - sub);
-}
-
-/* o += p v over nk value rows: per dimension a sequential multiply-add chain over the keys from 0,
- * added to o at the end, as the SGEMM microkernel does with beta = 1. acc holds hd floats. */
-GK_VECTORIZED
-static void decode_pv(float *restrict o, float *restrict acc, const float *restrict p, const float *restrict v, int nk,
-                      int ld, int hd) {
-    for (int d = 0; d < hd; d++) acc[d] = 0;
-    for (int j = 0; j < nk; j++) {
-        const float pj = p[j], *vj = v + (size_t)j * ld;
-        for (int d = 0; d < hd; d++) acc[d] += pj * vj[d];
-    }
-    for (int d = 0; d < hd; d++) o[d] = acc[d] + o[d];
-}
-
-/* decode_scores for four queries at once (a shared tile of a chunk): four independent chains,
- * each the same sequential multiply-add chain over hd as decode_scores. Rows of S are DECODE_BK apart. */
-GK_VECTORIZED
-static void decode_scores4(float *restrict S, const float *const *qs, const float *restrict kt, int nk, int hd,
-                           float scale) {
-    const float *q0 = qs[0], *q1 = qs[1], *q2 = qs[2], *q3 = qs[3];
-    for (int j = 0; j < nk; j += 8) {
-        const int n = nk - j < 8 ? nk - j : 8;
-        const float *blk = kt + (size_t)j * hd;
-        decode_v8 a0 = {0, 0, 0, 0, 0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0;
-        for (int d = 0; d < hd; d++) {
-            const decode_v8 k = *(const decode_v8u *)(blk + d * 8);
-            decode_v8 qd = q0[d] - (decode_v8){0};
-            a0 += qd * k;
-            qd = q1[d] - (decode_v8){0};
-            a1 += qd * k;
-            qd = q2[d] - (decode_v8){0};
-            a2 += qd * k;
-            qd = q3[d] - (decode_v8){0};
-            a3 += qd * k;
-        }
-        a0 = a0 * scale, a1 = a1 * scale, a2 = a2 * scale, a3 = a3 * scale;
-        for (int l = 0; l < n; l++)
-            S[j + l] = a0[l], S[DECODE_BK + j + l] = a1[l], S[2 * DECODE_BK + j + l] = a2[l], S[3 * DECODE_BK + j + l] = a3[l];
-    }
-}
-
-/* decode_pv for four queries at once: per query and dimension the same chain over the keys. */
-GK_VECTORIZED
-static void decode_pv4(float *const *os, float *restrict acc, const float *restrict S, const float *restrict v, int nk,
-                       int ld, int hd) {
-    float *restrict a0 = acc, *restrict a1 = acc + hd, *restrict a2 = acc + 2 * hd, *restrict a3 = acc + 3 * hd;
-    for (int d = 0; d < 4 * hd; d++) acc[d] = 0;
-    for (int j = 0; j < nk; j++) {
-        const float p0 = S[j], p1 = S[DECODE_BK + j], p2 = S[2 * DECODE_BK + j], p3 = S[3 * DECODE_BK + j];
-        const float *restrict vj = v + (size_t)j * ld;
-        for (int d = 0; d < hd; d++) {
-            a0[d] += p0 * vj[d];
-            a1[d] += p1 * vj[d];
-            a2[d] += p2 * vj[d];
-            a3[d] += p3 * vj[d];
-        }
-    }
-    for (int x = 0; x < 4; x++) {
-        float *restrict o = os[x];
-        const float *restrict a = acc + (size_t)x * hd;
-        for (int d = 0; d < hd; d++) o[d] = a[d] + o[d];
-    }
 }
 
 /* The online softmax between a query's scores S (nk of them) and its products: running max m,
@@ -185,66 +239,63 @@ static void decode_softmax(float *restrict Oi, float *m, float *l, float *S, int
         for (int d = 0; d < hd; d++) Oi[d] *= corr;
 }
 
-/* One query's update with one packed key tile: scores, softmax, products. */
-static void decode_update(float *restrict Oi, float *mi, float *li, float *acc, float *S, const float *qi,
-                          const float *kt, const float *v, int nk, int ld, int hd, float scale) {
-    decode_scores(S, qi, kt, nk, hd, scale);
-    decode_softmax(Oi, mi, li, S, nk, hd);
-    decode_pv(Oi, acc, S, v, nk, ld, hd);
+/* The update of nq queries (at most 4) with one packed key tile: their scores, each one's softmax,
+ * their products. S holds 4 tile rows. */
+static void decode_update(int nq, float *const *Os, float *m, float *l, float *S, const float *const *qs,
+                          const float *kt, size_t bstride, const float *v, int nk, int ld, int hd, float scale) {
+    switch (nq) {
+    case 1: decode_scores_1(S, qs, kt, bstride, nk, hd, scale); break;
+    case 2: decode_scores_2(S, qs, kt, bstride, nk, hd, scale); break;
+    case 3: decode_scores_3(S, qs, kt, bstride, nk, hd, scale); break;
+    default: decode_scores_4(S, qs, kt, bstride, nk, hd, scale);
+    }
+    for (int x = 0; x < nq; x++) decode_softmax(Os[x], m + x, l + x, S + (size_t)x * DECODE_BK, nk, hd);
+    switch (nq) {
+    case 1: decode_pv_1(Os, S, v, nk, ld, hd); break;
+    case 2: decode_pv_2(Os, S, v, nk, ld, hd); break;
+    case 3: decode_pv_3(Os, S, v, nk, ld, hd); break;
+    default: decode_pv_4(Os, S, v, nk, ld, hd);
+    }
 }
-
-/* decode_update for four queries over one shared tile: their scores and products four at a time,
- * the softmax per query between them. S holds 4 tile rows, acc 4 * hd floats. */
-static void decode_update4(float *const *Os, float *m, float *l, float *acc, float *S, const float *const *qs,
-                           const float *kt, const float *v, int nk, int ld, int hd, float scale) {
-    decode_scores4(S, qs, kt, nk, hd, scale);
-    for (int x = 0; x < 4; x++) decode_softmax(Os[x], m + x, l + x, S + (size_t)x * DECODE_BK, nk, hd);
-    decode_pv4(Os, acc, S, v, nk, ld, hd);
-}
-
-/* Workspace of decode_chunk for up to nq queries: S and acc for four queries, kt, then O, m, l
- * per query. */
+/* Workspace of decode_chunk for up to nq queries: S for four queries, kt, then O, m, l per query. */
 static size_t decode_ws_floats(int hd, int nq) {
-    return 4 * DECODE_BK + (size_t)DECODE_BK * hd + 4 * (size_t)hd + (size_t)nq * (hd + 2);
+    return 4 * DECODE_BK + (size_t)DECODE_BK * hd + (size_t)nq * (hd + 2);
 }
 
-/* The group heads of kv head g of sequences s0..s1-1 (a chunk) over their caches, the first
- * `shared` rows of which (a multiple of the key tile) hold the same bits in every cache of the
- * chunk: those tiles are transposed once, from s0's cache, and every query of the chunk attends
- * them; then each sequence goes on over its own tiles. Per query: attention_forward_tile for one
- * query row, tile by tile from key 0, with the tile products computed in place instead of through
- * packed SGEMM panels (which cost more than the products for one row). Each query sees the same
- * operations in the same order as it would alone, so the same bits whatever the chunk.
- * ws holds decode_ws_floats(hd, (s1 - s0) * group). */
 /* Query x of a chunk starting at sequence s0: head x % group of kv head g's group of sequence
  * s0 + x / group (goff = g * hd). */
 static inline const float *decode_query(const float *q, int s0, int x, int group, size_t goff, int nh, int hd) {
     return q + (size_t)(s0 + x / group) * nh * hd + goff * group + (size_t)(x % group) * hd;
 }
 
+/* The group heads of kv head g of sequences s0..s1-1 (a chunk) over their caches, the first
+ * `shared` rows of which (a multiple of the key tile) hold the same bits in every cache of the
+ * chunk: those tiles are transposed once, from s0's cache, and every query of the chunk attends
+ * them, four at a time; then each sequence goes on over its own tiles, its group's queries
+ * together. Per query: attention_forward_tile for one query row, tile by tile from key 0, with the
+ * tile products computed in place instead of through packed SGEMM panels (which cost more than the
+ * products for one row). Each query sees the same operations in the same order as it would alone,
+ * so the same bits whatever the chunk. ws holds decode_ws_floats(hd, (s1 - s0) * group). */
 static void decode_chunk(float *out, const float *q, float *const *kc, float *const *vc, const int32_t *lens,
                          int s0, int s1, int shared, int g, int nh, int ld, int hd, int group, float scale,
                          int avx2, float *ws) {
     const int nq = (s1 - s0) * group;
-    const size_t goff = (size_t)g * hd;
-    float *S = ws, *kt = S + 4 * DECODE_BK, *acc = kt + (size_t)DECODE_BK * hd, *O = acc + 4 * (size_t)hd;
+    const size_t goff = (size_t)g * hd, bstride = 8 * (size_t)hd;
+    float *S = ws, *kt = S + 4 * DECODE_BK, *O = kt + (size_t)DECODE_BK * hd;
     float *m = O + (size_t)nq * hd, *l = m + nq;
     memset(O, 0, sizeof(float) * nq * hd);
     for (int x = 0; x < nq; x++) m[x] = -INFINITY, l[x] = 0;
+    const float *qs[4];
+    float *Os[4];
     for (int j0 = 0; j0 < shared; j0 += DECODE_BK) {
         decode_pack_keys(kt, kc[s0] + goff + (size_t)j0 * ld, DECODE_BK, ld, hd, avx2);
         const float *v = vc[s0] + goff + (size_t)j0 * ld;
-        int x = 0;
-        for (; x + 4 <= nq; x += 4) {
-            const float *qs[4];
-            float *Os[4];
-            for (int y = 0; y < 4; y++)
+        for (int x = 0; x < nq; x += 4) {
+            const int n = nq - x < 4 ? nq - x : 4;
+            for (int y = 0; y < n; y++)
                 qs[y] = decode_query(q, s0, x + y, group, goff, nh, hd), Os[y] = O + (size_t)(x + y) * hd;
-            decode_update4(Os, m + x, l + x, acc, S, qs, kt, v, DECODE_BK, ld, hd, scale);
+            decode_update(n, Os, m + x, l + x, S, qs, kt, bstride, v, DECODE_BK, ld, hd, scale);
         }
-        for (; x < nq; x++)
-            decode_update(O + (size_t)x * hd, m + x, l + x, acc, S, decode_query(q, s0, x, group, goff, nh, hd), kt, v,
-                          DECODE_BK, ld, hd, scale);
     }
     for (int s = s0; s < s1; s++) {
         const int len = lens[s], x0 = (s - s0) * group;
@@ -253,9 +304,11 @@ static void decode_chunk(float *out, const float *q, float *const *kc, float *co
             const int nk = len - j0 < DECODE_BK ? len - j0 : DECODE_BK;
             decode_pack_keys(kt, kc[s] + goff + (size_t)j0 * ld, nk, ld, hd, avx2);
             const float *v = vc[s] + goff + (size_t)j0 * ld;
-            for (int i = 0; i < group; i++)
-                decode_update(O + (size_t)(x0 + i) * hd, m + x0 + i, l + x0 + i, acc, S, qg + (size_t)i * hd, kt, v, nk,
-                              ld, hd, scale);
+            for (int i = 0; i < group; i += 4) {
+                const int n = group - i < 4 ? group - i : 4;
+                for (int y = 0; y < n; y++) qs[y] = qg + (size_t)(i + y) * hd, Os[y] = O + (size_t)(x0 + i + y) * hd;
+                decode_update(n, Os, m + x0 + i, l + x0 + i, S, qs, kt, bstride, v, nk, ld, hd, scale);
+            }
         }
         float *og = out + (size_t)s * nh * hd + goff * group;
         for (int i = 0; i < group; i++) {
@@ -333,3 +386,4 @@ void gk_attention_decode(float *out, const float *q, const float *k_new, const f
     }
     free(starts);
 }
+
