@@ -98,7 +98,7 @@ func trainBytes(c model.Config, batch, seq, lossChunk int) int64 {
 func engineBytes(c model.Config, kvTokens, maxSeqs, stepTokens int) int64 {
 	qkv := int64(c.NumAttentionHeads+2*c.NumKeyValueHeads) * int64(c.HeadDim)
 	perStepToken := 8*int64(c.HiddenSize) + 3*int64(c.IntermediateSize) + 2*qkv
-	floats := c.NumParams() + int64(c.KVCacheFloats(1))*int64(kvTokens) + int64(stepTokens)*perStepToken +
+	floats := c.NumParams() + int64(c.KVFloatsPerToken())*int64(kvTokens) + int64(stepTokens)*perStepToken +
 		2*int64(maxSeqs)*int64(c.VocabSize)
 	return 4 * floats
 }

@@ -94,7 +94,7 @@ func checkEngineFlags(c *cli.Context, dir string) error {
 		return err
 	}
 	if kv == 0 { // the engine's default: 65536 tokens or 4 GiB of cache, at least one context
-		kv = max(min(65536, (4<<30)/max(4*cfg.KVCacheFloats(1), 1)), cfg.MaxPositionEmbeddings, 1)
+		kv = max(min(65536, (4<<30)/max(4*cfg.KVFloatsPerToken(), 1)), cfg.MaxPositionEmbeddings, 1)
 	}
 	need := engineBytes(cfg, kv, seqs, max(step, seqs))
 	// Name the one flag whose share of the memory is the largest: lowering it helps most.

@@ -46,7 +46,7 @@ func (o Options) withDefaults(c model.Config) Options {
 	if o.KVTokens <= 0 {
 		// 65536 tokens, or fewer when that would take over 4 GiB (large models), but at least one
 		// full context.
-		perToken := 4 * c.KVCacheFloats(1)
+		perToken := 4 * c.KVFloatsPerToken()
 		o.KVTokens = max(min(65536, (4<<30)/max(perToken, 1)), c.MaxPositionEmbeddings, 1)
 	}
 	if o.MaxSeqs <= 0 {

@@ -10,12 +10,15 @@
  * same rows (the caller says how many: a shared prompt, such as a template's system turn copied
  * from one cache into the others). One OpenMP region first writes every row's new key and value
  * (when given), then covers every (chunk, kv head) pair: each transposes each shared key tile once
- * for the whole chunk, and attends every query head of its group with the
- * forward's arithmetic, in the same order but without packing one query row into SGEMM panels. The
+ * for the whole chunk (or reads the caller's key tiles), and attends every query head of its group
+ * with the forward's arithmetic, in the same order but without packing one query row into SGEMM
+ * panels. The
  * shared rows are read once per chunk instead of once per sequence: most of a long-prompt decode
  * step's memory traffic. Each query's arithmetic order is fixed, so results are the same bits for any
  * thread count and any chunking, and the same bits as gk_attention_forward per sequence (a decode
- * step agrees with a prefill exactly). */
+ * step agrees with a prefill exactly). A caller that keeps each cache's keys transposed already (key
+ * tiles, gk_pack_key_tiles) saves the transposes: the kernel reads the tiles and writes the new rows
+ * into them as well. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +271,16 @@ static inline const float *decode_query(const float *q, int s0, int x, int group
     return q + (size_t)(s0 + x / group) * nh * hd + goff * group + (size_t)(x % group) * hd;
 }
 
+/* The nk keys of kv head g (goff = g * hd) from key j0 of sequence s's cache, as blocks of 8
+ * transposed keys: read from the cache's key tiles when the caller keeps them (blocks 8 * ld
+ * apart), else transposed into kt (blocks 8 * hd apart). */
+static const float *decode_tile(float *kt, float *const *kc, float *const *kts, int s, int j0, int nk, size_t goff,
+                                int ld, int hd, int avx2) {
+    if (kts) return kts[s] + (size_t)j0 * ld + goff * 8;
+    decode_pack_keys(kt, kc[s] + goff + (size_t)j0 * ld, nk, ld, hd, avx2);
+    return kt;
+}
+
 /* The group heads of kv head g of sequences s0..s1-1 (a chunk) over their caches, the first
  * `shared` rows of which (a multiple of the key tile) hold the same bits in every cache of the
  * chunk: those tiles are transposed once, from s0's cache, and every query of the chunk attends
@@ -276,11 +289,11 @@ static inline const float *decode_query(const float *q, int s0, int x, int group
  * tile products computed in place instead of through packed SGEMM panels (which cost more than the
  * products for one row). Each query sees the same operations in the same order as it would alone,
  * so the same bits whatever the chunk. ws holds decode_ws_floats(hd, (s1 - s0) * group). */
-static void decode_chunk(float *out, const float *q, float *const *kc, float *const *vc, const int32_t *lens,
-                         int s0, int s1, int shared, int g, int nh, int ld, int hd, int group, float scale,
-                         int avx2, float *ws) {
+static void decode_chunk(float *out, const float *q, float *const *kc, float *const *vc, float *const *kts,
+                         const int32_t *lens, int s0, int s1, int shared, int g, int nh, int ld, int hd, int group,
+                         float scale, int avx2, float *ws) {
     const int nq = (s1 - s0) * group;
-    const size_t goff = (size_t)g * hd, bstride = 8 * (size_t)hd;
+    const size_t goff = (size_t)g * hd, bstride = kts ? 8 * (size_t)ld : 8 * (size_t)hd;
     float *S = ws, *kt = S + 4 * DECODE_BK, *O = kt + (size_t)DECODE_BK * hd;
     float *m = O + (size_t)nq * hd, *l = m + nq;
     memset(O, 0, sizeof(float) * nq * hd);
@@ -288,13 +301,13 @@ static void decode_chunk(float *out, const float *q, float *const *kc, float *co
     const float *qs[4];
     float *Os[4];
     for (int j0 = 0; j0 < shared; j0 += DECODE_BK) {
-        decode_pack_keys(kt, kc[s0] + goff + (size_t)j0 * ld, DECODE_BK, ld, hd, avx2);
+        const float *kj = decode_tile(kt, kc, kts, s0, j0, DECODE_BK, goff, ld, hd, avx2);
         const float *v = vc[s0] + goff + (size_t)j0 * ld;
         for (int x = 0; x < nq; x += 4) {
             const int n = nq - x < 4 ? nq - x : 4;
             for (int y = 0; y < n; y++)
                 qs[y] = decode_query(q, s0, x + y, group, goff, nh, hd), Os[y] = O + (size_t)(x + y) * hd;
-            decode_update(n, Os, m + x, l + x, S, qs, kt, bstride, v, DECODE_BK, ld, hd, scale);
+            decode_update(n, Os, m + x, l + x, S, qs, kj, bstride, v, DECODE_BK, ld, hd, scale);
         }
     }
     for (int s = s0; s < s1; s++) {
@@ -302,12 +315,12 @@ static void decode_chunk(float *out, const float *q, float *const *kc, float *co
         const float *qg = q + (size_t)s * nh * hd + goff * group;
         for (int j0 = shared; j0 < len; j0 += DECODE_BK) {
             const int nk = len - j0 < DECODE_BK ? len - j0 : DECODE_BK;
-            decode_pack_keys(kt, kc[s] + goff + (size_t)j0 * ld, nk, ld, hd, avx2);
+            const float *kj = decode_tile(kt, kc, kts, s, j0, nk, goff, ld, hd, avx2);
             const float *v = vc[s] + goff + (size_t)j0 * ld;
             for (int i = 0; i < group; i += 4) {
                 const int n = group - i < 4 ? group - i : 4;
                 for (int y = 0; y < n; y++) qs[y] = qg + (size_t)(i + y) * hd, Os[y] = O + (size_t)(x0 + i + y) * hd;
-                decode_update(n, Os, m + x0 + i, l + x0 + i, S, qs, kt, bstride, v, nk, ld, hd, scale);
+                decode_update(n, Os, m + x0 + i, l + x0 + i, S, qs, kj, bstride, v, nk, ld, hd, scale);
             }
         }
         float *og = out + (size_t)s * nh * hd + goff * group;
@@ -335,8 +348,18 @@ static int decode_chunks(int *starts, int *tiles, const int32_t *shared, int nse
     return n;
 }
 
+/* Row p of a cache's keys (ld floats) into its key tiles: block p / 8, lane p % 8. */
+static inline void decode_tile_row(float *restrict tiles, const float *restrict row, size_t p, int ld) {
+    float *blk = tiles + p / 8 * 8 * (size_t)ld + p % 8;
+    for (int i = 0; i < ld; i++) blk[(size_t)i * 8] = row[i];
+}
+
+void gk_pack_key_tiles(float *tiles, const float *keys, int from, int to, int ld) {
+    for (int p = from; p < to; p++) decode_tile_row(tiles, keys + (size_t)p * ld, (size_t)p, ld);
+}
+
 void gk_attention_decode(float *out, const float *q, const float *k_new, const float *v_new,
-                         float *const *k_caches, float *const *v_caches, const int32_t *kv_lens,
+                         float *const *k_caches, float *const *v_caches, float *const *k_tiles, const int32_t *kv_lens,
                          const int32_t *shared, int nseq, int nh, int nkv, int hd, float scale) {
     const int group = nh / nkv, ld = nkv * hd;
     if (nseq <= 0) return;
@@ -366,6 +389,7 @@ void gk_attention_decode(float *out, const float *q, const float *k_new, const f
             for (int s = 0; s < nseq; s++) {
                 const size_t last = (size_t)(kv_lens[s] - 1) * ld, row = (size_t)s * ld;
                 if (k_new) memcpy(k_caches[s] + last, k_new + row, sizeof(float) * ld);
+                if (k_new && k_tiles) decode_tile_row(k_tiles[s], k_new + row, (size_t)kv_lens[s] - 1, ld);
                 if (v_new) memcpy(v_caches[s] + last, v_new + row, sizeof(float) * ld);
             }
         }
@@ -373,7 +397,8 @@ void gk_attention_decode(float *out, const float *q, const float *k_new, const f
         for (long u = 0; u < units; u++) {
             const int c = (int)(u / nkv), g = (int)(u % nkv), s0 = starts[c], s1 = starts[c + 1];
             if (hd <= DECODE_KC)
-                decode_chunk(out, q, k_caches, v_caches, kv_lens, s0, s1, tiles[c], g, nh, ld, hd, group, scale, avx2, ws);
+                decode_chunk(out, q, k_caches, v_caches, k_tiles, kv_lens, s0, s1, tiles[c], g, nh, ld, hd, group, scale, avx2,
+                             ws);
             else
                 for (int s = s0; s < s1; s++) {
                     const size_t qs = (size_t)s * nh * hd;

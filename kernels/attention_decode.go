@@ -27,12 +27,18 @@ import (
 // by this call are never among them): the CPU backend then reads such rows once for a run of
 // sequences (a prompt prefix copied between caches) instead of once per sequence. The result does
 // not change; a count that claims rows the caches do not share gives wrong attention.
-func AttentionDecode(out, q, kNew, vNew Buf, kCaches, vCaches []Buf, kvLens, shared []int32, nh, nkv, hd int, scale float32) {
+//
+// kTiles, when not nil, holds each cache's key tiles (PackKeyTiles' layout, KeyTileFloats of the
+// cache's capacity) with rows 0..kvLens[s]-2 in them: where DecodeKeyTiles, the kernel reads the
+// keys from there instead of transposing each tile of the cache every step, and writes kNew's rows
+// into them as well. Tiles that do not hold the cache's rows give wrong attention.
+func AttentionDecode(out, q, kNew, vNew Buf, kCaches, vCaches, kTiles []Buf, kvLens, shared []int32, nh, nkv, hd int, scale float32) {
 	const op = "AttentionDecode"
 	nseq := len(kvLens)
 	attentionCheck(op, 1, 1, 1, nh, nkv, hd)
-	if len(kCaches) != nseq || len(vCaches) != nseq {
-		panic(fmt.Sprintf("kernels: %s: %d key caches and %d value caches for %d sequences", op, len(kCaches), len(vCaches), nseq))
+	if len(kCaches) != nseq || len(vCaches) != nseq || (kTiles != nil && len(kTiles) != nseq) {
+		panic(fmt.Sprintf("kernels: %s: %d key caches, %d value caches and %d key tiles for %d sequences", op,
+			len(kCaches), len(vCaches), len(kTiles), nseq))
 	}
 	if nseq == 0 {
 		return
@@ -43,7 +49,7 @@ func AttentionDecode(out, q, kNew, vNew Buf, kCaches, vCaches []Buf, kvLens, sha
 	optional(op, "vNew", vNew, nseq*nkv*hd, F32)
 	// The pointer arrays hold C pointers only, so Go memory may carry them (cgo's rules forbid Go
 	// pointers inside memory passed to C, not C pointers).
-	ptrs := make([]unsafe.Pointer, 2*nseq)
+	ptrs := make([]unsafe.Pointer, 3*nseq)
 	for s, n := range kvLens {
 		if n < 1 || n > 1<<31-1 {
 			panic(fmt.Sprintf("kernels: %s: sequence %d has %d keys, want ≥ 1", op, s, n))
@@ -53,6 +59,12 @@ func AttentionDecode(out, q, kNew, vNew Buf, kCaches, vCaches []Buf, kvLens, sha
 			need(op, fmt.Sprintf("vCaches[%d]", s), vCaches[s], want, F32)
 		}
 		ptrs[s], ptrs[nseq+s] = kCaches[s].p, vCaches[s].p
+		if kTiles != nil {
+			if want := KeyTileFloats(int(n), nkv*hd); !fits(kTiles[s], want) {
+				need(op, fmt.Sprintf("kTiles[%d]", s), kTiles[s], want, F32)
+			}
+			ptrs[2*nseq+s] = kTiles[s].p
+		}
 		if s > 0 && ptrs[s] == ptrs[s-1] && n <= kvLens[s-1] {
 			panic(fmt.Sprintf("kernels: %s: rows %d and %d of one cache have lengths %d and %d, want growing", op, s-1, s, kvLens[s-1], n))
 		}
@@ -69,9 +81,37 @@ func AttentionDecode(out, q, kNew, vNew Buf, kCaches, vCaches []Buf, kvLens, sha
 		}
 		sharedPtr = (*C.int32_t)(unsafe.Pointer(&shared[0]))
 	}
+	var tilesPtr **C.float
+	if kTiles != nil {
+		tilesPtr = (**C.float)(unsafe.Pointer(&ptrs[2*nseq]))
+	}
 	cp := (**C.float)(unsafe.Pointer(&ptrs[0]))
-	C.gk_attention_decode(fp(out), fp(q), fp(kNew), fp(vNew), cp, (**C.float)(unsafe.Pointer(&ptrs[nseq])),
+	C.gk_attention_decode(fp(out), fp(q), fp(kNew), fp(vNew), cp, (**C.float)(unsafe.Pointer(&ptrs[nseq])), tilesPtr,
 		(*C.int32_t)(unsafe.Pointer(&kvLens[0])), sharedPtr, C.int(nseq), C.int(nh), C.int(nkv), C.int(hd), C.float(scale))
+}
+
+// KeyTileFloats is the size of the key tiles of a cache of capacity rows of kvDim floats: the rows
+// rounded up to blocks of 8.
+func KeyTileFloats(capacity, kvDim int) int { return (capacity + 7) / 8 * 8 * kvDim }
+
+// DecodeKeyTiles reports whether AttentionDecode reads key tiles on this backend (the CPU's: it
+// multiplies 8 keys at a time, transposed); on others callers need not keep them.
+func DecodeKeyTiles() bool { return decodeKeyTiles }
+
+// PackKeyTiles writes rows from..to-1 of a cache's keys ([capacity, kvDim]) into its key tiles
+// (KeyTileFloats(capacity, kvDim)): blocks of 8 rows, each transposed to [kvDim][8], so
+// tiles[p/8][i][p%8] = keys[p][i]. A cache's tiles must hold every row AttentionDecode reads.
+func PackKeyTiles(tiles, keys Buf, from, to, kvDim int) {
+	const op = "PackKeyTiles"
+	if from < 0 || to < from || kvDim <= 0 {
+		panic(fmt.Sprintf("kernels: %s: rows %d..%d of %d floats", op, from, to, kvDim))
+	}
+	if to == from {
+		return
+	}
+	need(op, "keys", keys, to*kvDim, F32)
+	need(op, "tiles", tiles, KeyTileFloats(to, kvDim), F32)
+	C.gk_pack_key_tiles(fp(tiles), fp(keys), C.int(from), C.int(to), C.int(kvDim))
 }
 
 // fits reports whether b is a float32 buffer of at least n elements (need, without building the

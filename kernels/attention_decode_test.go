@@ -42,11 +42,29 @@ func TestAttentionDecode(t *testing.T) {
 					t.Fatal(err)
 				}
 				out := zeros(t, nseq*c.nh*c.hd)
-				AttentionDecode(out, q, kNew, vNew, kc, vc, c.lens, nil, c.nh, c.nkv, c.hd, scale)
+				AttentionDecode(out, q, kNew, vNew, kc, vc, nil, c.lens, nil, c.nh, c.nkv, c.hd, scale)
 				got[i] = read(out)
 			}
 			if d := maxAbsDiff(got[0], got[1]); d != 0 {
 				t.Errorf("1 vs 2 threads differ by %g", d)
+			}
+			// With key tiles holding every row but the new one: the same bits, and the new row
+			// lands in the tiles as PackKeyTiles would put it.
+			tiles := keyTiles(t, kc, c.lens, kvRow, -1)
+			out := zeros(t, nseq*c.nh*c.hd)
+			AttentionDecode(out, q, kNew, vNew, kc, vc, tiles, c.lens, nil, c.nh, c.nkv, c.hd, scale)
+			if d := maxAbsDiff(read(out), got[1]); d != 0 {
+				t.Errorf("with key tiles the output differs by %g, want the same bits", d)
+			}
+			for s, n := range c.lens {
+				got, keys := read(tiles[s]), read(kc[s])
+				for p := range int(n) {
+					for i := range kvRow {
+						if g, w := got[p/8*8*kvRow+i*8+p%8], keys[p*kvRow+i]; g != w {
+							t.Fatalf("sequence %d: key tiles hold %g for row %d, element %d; the cache %g", s, g, p, i, w)
+						}
+					}
+				}
 			}
 			qRow := c.nh * c.hd
 			for s, n := range c.lens {
@@ -107,7 +125,7 @@ func TestAttentionDecodeSharedPrefix(t *testing.T) {
 			q := buf(t, randn(r, nseq*qRow, 1))
 			kNew, vNew := randn(r, nseq*kvRow, 1), randn(r, nseq*kvRow, 1)
 			scale := float32(1 / math.Sqrt(float64(c.hd)))
-			run := func(threads int, sh []int32) []float64 {
+			run := func(threads int, sh []int32, tiled bool) []float64 {
 				if err := Init(0, threads); err != nil {
 					t.Fatal(err)
 				}
@@ -115,11 +133,15 @@ func TestAttentionDecodeSharedPrefix(t *testing.T) {
 				for s := range nseq {
 					kc[s], vc[s] = buf(t, hk[s]), buf(t, hv[s])
 				}
+				var tiles []Buf
+				if tiled {
+					tiles = keyTiles(t, kc, lens, kvRow, -1)
+				}
 				out := zeros(t, nseq*qRow)
-				AttentionDecode(out, q, buf(t, kNew), buf(t, vNew), kc, vc, lens, sh, c.nh, c.nkv, c.hd, scale)
+				AttentionDecode(out, q, buf(t, kNew), buf(t, vNew), kc, vc, tiles, lens, sh, c.nh, c.nkv, c.hd, scale)
 				return read(out)
 			}
-			want := run(2, nil)
+			want := run(2, nil, false)
 			for s, n := range lens { // AttentionForward over the caches as the decode call leaves them
 				k, v := append([]float64(nil), hk[s]...), append([]float64(nil), hv[s]...)
 				last := int(n-1) * kvRow
@@ -132,12 +154,30 @@ func TestAttentionDecodeSharedPrefix(t *testing.T) {
 				}
 			}
 			for _, threads := range []int{1, 2, 3} {
-				if d := maxAbsDiff(run(threads, shared), want); d != 0 {
+				if d := maxAbsDiff(run(threads, shared, false), want); d != 0 {
 					t.Errorf("%d threads: with shared prefixes the output differs by %g, want the same bits", threads, d)
+				}
+				if d := maxAbsDiff(run(threads, shared, true), want); d != 0 {
+					t.Errorf("%d threads: with shared prefixes and key tiles the output differs by %g, want the same bits", threads, d)
 				}
 			}
 		})
 	}
+}
+
+// keyTiles packs rows 0..lens[s]+extra-1 of each cache into key tiles of their own (the rest of
+// each tile holds NaN, which a kernel reading past the rows it should would spread).
+func keyTiles(t *testing.T, kc []Buf, lens []int32, kvRow, extra int) []Buf {
+	tiles := make([]Buf, len(kc))
+	for s, k := range kc {
+		nan := make([]float64, KeyTileFloats(k.Len()/kvRow, kvRow))
+		for i := range nan {
+			nan[i] = math.NaN()
+		}
+		tiles[s] = buf(t, nan)
+		PackKeyTiles(tiles[s], k, 0, int(lens[s])+extra, kvRow)
+	}
+	return tiles
 }
 
 // TestAttentionDecodeChecks: bad sizes panic with the argument's name instead of reaching C.
@@ -165,7 +205,7 @@ func TestAttentionDecodeChecks(t *testing.T) {
 					t.Log(fmt.Sprint(r))
 				}
 			}()
-			AttentionDecode(out, q, Buf{}, Buf{}, c.kc, c.vc, c.lens, c.shared, 4, 2, 8, 0.3)
+			AttentionDecode(out, q, Buf{}, Buf{}, c.kc, c.vc, nil, c.lens, c.shared, 4, 2, 8, 0.3)
 		})
 	}
 }
@@ -203,7 +243,7 @@ func BenchmarkAttentionDecode(b *testing.B) {
 	})
 	b.Run("decode-batched", func(b *testing.B) {
 		for range b.N {
-			AttentionDecode(out, q, Buf{}, Buf{}, kc, vc, lens, nil, nh, nkv, hd, 0.17)
+			AttentionDecode(out, q, Buf{}, Buf{}, kc, vc, nil, lens, nil, nh, nkv, hd, 0.17)
 		}
 	})
 }

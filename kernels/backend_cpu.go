@@ -27,3 +27,7 @@ func (b Buf) Int32s() []int32 {
 	}
 	return unsafe.Slice((*int32)(b.p), b.n)
 }
+
+// decodeKeyTiles: the CPU decode kernel multiplies 8 keys at a time from transposed blocks, which
+// a cache's key tiles hold ready instead of each step transposing every tile again.
+const decodeKeyTiles = true

@@ -21,3 +21,7 @@ func (b Buf) Int32s() []int32 { return nil }
 func sgemmKernels() []string { return []string{""} }
 
 func useSGEMMKernel(name string) error { return nil }
+
+// decodeKeyTiles: the HIP decode kernel reads each cache's key rows directly (one wavefront per
+// query), so callers keep no key tiles.
+const decodeKeyTiles = false

@@ -95,10 +95,16 @@ void gk_attention_backward(float *dq, float *dk, float *dv, const float *dout, c
  * bits as gk_attention_forward with B = 1, Lq = 1, Lk = kv_lens[s] per sequence (CPU). shared (a host
  * array, or NULL) says shared[s] leading rows of cache s hold the same bits as those of cache s-1
  * (shared[0] is ignored): the CPU reads such rows once for a run of sequences; the result is the
- * same. */
+ * same. k_tiles (a host array, or NULL) gives each cache's key tiles (gk_pack_key_tiles' layout,
+ * holding rows 0..kv_lens[s]-2): the CPU reads the keys from them instead of transposing the
+ * cache's rows, and writes k_new into them too; ROCm ignores them. */
 void gk_attention_decode(float *out, const float *q, const float *k_new, const float *v_new,
-                         float *const *k_caches, float *const *v_caches, const int32_t *kv_lens,
-                         const int32_t *shared, int nseq, int nh, int nkv, int hd, float scale);
+                         float *const *k_caches, float *const *v_caches, float *const *k_tiles,
+                         const int32_t *kv_lens, const int32_t *shared, int nseq, int nh, int nkv, int hd,
+                         float scale);
+/* Rows from..to-1 of a cache's keys ([capacity, ld]) into its key tiles: blocks of 8 rows,
+ * transposed, tiles[p / 8][i][p % 8] = keys[p][i] (attention_decode.c). */
+void gk_pack_key_tiles(float *tiles, const float *keys, int from, int to, int ld);
 
 /* ---- activations (swiglu.c) -------------------------------------------------------------- */
 /* out = silu(gate) * up, elementwise over n. */

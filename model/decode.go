@@ -15,6 +15,7 @@ import (
 // attention kernel takes. A cache belongs to one sequence; Decoder.Step appends to it.
 type KVCache struct {
 	buf      kernels.Buf
+	tiles    kernels.Buf // the keys again, as AttentionDecode's key tiles (where kernels.DecodeKeyTiles)
 	capacity int
 	length   int
 	kvDim    int
@@ -49,14 +50,34 @@ func (m *Model) NewKVCache(capacity int) (*KVCache, error) {
 	if capacity <= 0 {
 		return nil, fmt.Errorf("new kv cache: capacity %d tokens, want > 0", capacity)
 	}
-	kv := m.Config.KVDim()
-	c := &KVCache{buf: kernels.Alloc(2 * m.Config.NumHiddenLayers * capacity * kv), capacity: capacity, kvDim: kv}
+	kv, layers := m.Config.KVDim(), m.Config.NumHiddenLayers
+	c := &KVCache{buf: kernels.Alloc(2 * layers * capacity * kv), capacity: capacity, kvDim: kv}
+	if kernels.DecodeKeyTiles() {
+		c.tiles = kernels.Alloc(layers * kernels.KeyTileFloats(capacity, kv))
+	}
 	c.newOrigin()
 	return c, nil
 }
 
-// KVCacheFloats is the number of floats a cache of capacity tokens takes.
-func (c Config) KVCacheFloats(capacity int) int { return 2 * c.NumHiddenLayers * capacity * c.KVDim() }
+// KVCacheFloats is the number of floats a cache of capacity tokens takes: keys and values, and
+// the keys' tiles where the kernels use them.
+func (c Config) KVCacheFloats(capacity int) int {
+	n := 2 * c.NumHiddenLayers * capacity * c.KVDim()
+	if kernels.DecodeKeyTiles() {
+		n += c.NumHiddenLayers * kernels.KeyTileFloats(capacity, c.KVDim())
+	}
+	return n
+}
+
+// KVFloatsPerToken is what a cache takes per token of capacity (KVCacheFloats without the key
+// tiles' rounding to 8 tokens): for sizing many caches' worth of tokens.
+func (c Config) KVFloatsPerToken() int {
+	n := 2
+	if kernels.DecodeKeyTiles() {
+		n = 3
+	}
+	return n * c.NumHiddenLayers * c.KVDim()
+}
 
 // Len is the number of tokens whose keys and values the cache holds.
 func (c *KVCache) Len() int { return c.length }
@@ -85,10 +106,12 @@ func (c *KVCache) CopyPrefix(src *KVCache, n int) {
 		panic(fmt.Sprintf("model: KVCache.CopyPrefix of %d tokens from a cache holding %d into one of capacity %d",
 			n, src.length, c.capacity))
 	}
-	layers := c.buf.Len() / (2 * c.capacity * c.kvDim)
-	for l := 0; l < layers; l++ {
+	for l := range c.layers() {
 		kernels.Copy(c.keys(l), src.keys(l).Slice(0, n*c.kvDim))
 		kernels.Copy(c.values(l), src.values(l).Slice(0, n*c.kvDim))
+		if !c.tiles.IsNil() && n > 0 { // whole blocks: the lanes past n are never read
+			kernels.Copy(c.keyTiles(l), src.keyTiles(l).Slice(0, kernels.KeyTileFloats(n, c.kvDim)))
+		}
 	}
 	c.origin, c.root, c.shared = src.origin, false, min(n, src.sharedLen())
 	c.length = n
@@ -97,8 +120,11 @@ func (c *KVCache) CopyPrefix(src *KVCache, n int) {
 // Free releases the cache's buffer.
 func (c *KVCache) Free() {
 	c.buf.Free()
-	c.buf = kernels.Buf{}
+	c.tiles.Free()
+	c.buf, c.tiles = kernels.Buf{}, kernels.Buf{}
 }
+
+func (c *KVCache) layers() int { return c.buf.Len() / (2 * c.capacity * c.kvDim) }
 
 func (c *KVCache) keys(layer int) kernels.Buf {
 	return c.buf.Slice(2*layer*c.capacity*c.kvDim, c.capacity*c.kvDim)
@@ -106,6 +132,15 @@ func (c *KVCache) keys(layer int) kernels.Buf {
 
 func (c *KVCache) values(layer int) kernels.Buf {
 	return c.buf.Slice((2*layer+1)*c.capacity*c.kvDim, c.capacity*c.kvDim)
+}
+
+// keyTiles is layer's key tiles (the zero Buf when the cache keeps none).
+func (c *KVCache) keyTiles(layer int) kernels.Buf {
+	if c.tiles.IsNil() {
+		return kernels.Buf{}
+	}
+	n := kernels.KeyTileFloats(c.capacity, c.kvDim)
+	return c.tiles.Slice(layer*n, n)
 }
 
 // DecodeInput is one sequence's share of a decode step: the tokens that follow what its cache
@@ -155,9 +190,9 @@ type Decoder struct {
 	shortRows   int
 	// AttentionDecode's arguments for the short inputs' rows: one layer's caches, and the lengths
 	// and shared rows of the step.
-	kCaches, vCaches []kernels.Buf
-	kvLens, shared   []int32        // shared: rows in common with the row before (AttentionDecode)
-	packed           *packedWeights // nil when steps are too small to use them
+	kCaches, vCaches, kTiles []kernels.Buf
+	kvLens, shared           []int32        // shared: rows in common with the row before (AttentionDecode)
+	packed                   *packedWeights // nil when steps are too small to use them
 }
 
 // packedWeights are the decoder's copies of the model's matrices in the SGEMM kernel's own layout
@@ -236,6 +271,9 @@ func (m *Model) NewDecoder(maxTokens, maxSeqs int) (*Decoder, error) {
 	d.last, d.lastNorm, d.logits, d.logprob = f(S*C), f(S*C), f(S*V), f(S)
 	d.hostIDs, d.hostPos = make([]int32, T), make([]int32, T)
 	d.kCaches, d.vCaches, d.kvLens, d.shared = make([]kernels.Buf, T), make([]kernels.Buf, T), make([]int32, T), make([]int32, T)
+	if kernels.DecodeKeyTiles() {
+		d.kTiles = make([]kernels.Buf, T)
+	}
 	d.order, d.start = make([]int, 0, S), make([]int, S)
 	if T > kernels.FewRows {
 		d.newPackedWeights()
@@ -424,15 +462,22 @@ func (d *Decoder) shortAttention(l int, in []DecodeInput) {
 	Q, KV := c.QDim(), c.KVDim()
 	r := 0
 	for _, i := range d.order[:d.shortInputs] {
-		keys, values := in[i].Cache.keys(l), in[i].Cache.values(l)
+		keys, values, tiles := in[i].Cache.keys(l), in[i].Cache.values(l), in[i].Cache.keyTiles(l)
 		for range in[i].Tokens {
 			d.kCaches[r], d.vCaches[r] = keys, values
+			if d.kTiles != nil {
+				d.kTiles[r] = tiles
+			}
 			r++
 		}
 	}
+	var kTiles []kernels.Buf
+	if d.kTiles != nil {
+		kTiles = d.kTiles[:S]
+	}
 	kernels.AttentionDecode(d.att.Slice(0, S*Q), d.q.Slice(0, S*Q), d.k.Slice(0, S*KV), d.v.Slice(0, S*KV),
-		d.kCaches[:S], d.vCaches[:S], d.kvLens[:S], d.shared[:S], c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim,
-		d.m.attentionScale())
+		d.kCaches[:S], d.vCaches[:S], kTiles, d.kvLens[:S], d.shared[:S], c.NumAttentionHeads, c.NumKeyValueHeads,
+		c.HeadDim, d.m.attentionScale())
 }
 
 // prefillAttention appends the keys and values of layer l of each long input (a prompt) to its
@@ -446,6 +491,9 @@ func (d *Decoder) prefillAttention(l int, in []DecodeInput) {
 		keys, values := s.Cache.keys(l), s.Cache.values(l)
 		kernels.Copy(keys.Slice(past*KV, n*KV), d.k.Slice(off*KV, n*KV))
 		kernels.Copy(values.Slice(past*KV, n*KV), d.v.Slice(off*KV, n*KV))
+		if tiles := s.Cache.keyTiles(l); !tiles.IsNil() {
+			kernels.PackKeyTiles(tiles, keys, past, past+n, KV)
+		}
 		Lk := past + n
 		kernels.AttentionForward(d.att.Slice(off*Q, n*Q), kernels.Buf{}, d.q.Slice(off*Q, n*Q),
 			keys.Slice(0, Lk*KV), values.Slice(0, Lk*KV), 1, n, Lk, nh, nkv, hd, d.m.attentionScale())

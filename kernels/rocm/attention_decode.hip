@@ -53,10 +53,23 @@ __global__ __launch_bounds__(GK_WAVE) void attention_decode_kernel(float *out, c
     }
 }
 
+/* tiles[p / 8][i][p % 8] = keys[p][i] for rows from..to-1: one block per row. */
+__global__ void pack_key_tiles_kernel(float *tiles, const float *keys, int from, int ld) {
+    const size_t p = (size_t)from + blockIdx.x;
+    for (int i = threadIdx.x; i < ld; i += blockDim.x) tiles[p / 8 * 8 * ld + (size_t)i * 8 + p % 8] = keys[p * ld + i];
+}
+
+extern "C" void gk_pack_key_tiles(float *tiles, const float *keys, int from, int to, int ld) {
+    gk_rocm_bind();
+    if (to > from) GK_LAUNCH(pack_key_tiles_kernel, dim3((unsigned)(to - from)), dim3(GK_WAVE), 0, tiles, keys, from, ld);
+}
+
 extern "C" void gk_attention_decode(float *out, const float *q, const float *k_new, const float *v_new,
-                                    float *const *k_caches, float *const *v_caches, const int32_t *kv_lens,
-                                    const int32_t *shared, int nseq, int nh, int nkv, int hd, float scale) {
-    (void)shared; /* one wavefront per (sequence, query head): each reads its own cache rows */
+                                    float *const *k_caches, float *const *v_caches, float *const *k_tiles,
+                                    const int32_t *kv_lens, const int32_t *shared, int nseq, int nh, int nkv, int hd,
+                                    float scale) {
+    /* One wavefront per (sequence, query head): each reads its own cache rows, keys included. */
+    (void)shared, (void)k_tiles;
     gk_rocm_bind();
     if (nseq <= 0) return;
     if (hd > GK_WAVE * DECODE_MAXR) {
