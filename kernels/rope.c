@@ -10,24 +10,46 @@
 
 #include "cpu.h"
 
+/* cos and sign * sin of position p's angles into cs (cs[i], cs[half + i]). */
+static void rope_angles(float *cs, const float *invf, int32_t p, int half, float sign) {
+    for (int i = 0; i < half; i++) {
+        float angle = (float)p * invf[i];
+        cs[i] = (float)cos((double)angle);
+        cs[half + i] = sign * (float)sin((double)angle);
+    }
+}
+
 static void rope_rotate(float *x, const int32_t *pos, int T, int heads, int head_dim, float theta, float sign) {
     int half = head_dim / 2;
     float *invf = malloc(sizeof(float) * half);
     for (int i = 0; i < half; i++) invf[i] = (float)(1.0 / pow((double)theta, (double)(2 * i) / head_dim));
-#pragma omp parallel num_threads(gk_threads()) if ((long)T * heads * head_dim > 16384)
+    /* A batch of rows holds each position many times (B rows of 0..L-1): when the positions are no
+     * more than the tokens, the angles are taken once per position, into a table, instead of once
+     * per token (double cos and sin were most of the op). The same values either way. */
+    int32_t maxp = -1, minp = 0;
+    for (int t = 0; t < T; t++) maxp = pos[t] > maxp ? pos[t] : maxp, minp = pos[t] < minp ? pos[t] : minp;
+    float *table = NULL;
+    const int tabled = minp >= 0 && maxp >= 0 && maxp < T;
+    if (tabled) table = malloc(sizeof(float) * 2 * half * ((size_t)maxp + 1));
+    const int par = (long)T * heads * head_dim > 16384;
+#pragma omp parallel num_threads(gk_threads()) if (par)
     {
         float *cs = malloc(sizeof(float) * 2 * half);
+        if (tabled) {
+#pragma omp for schedule(static)
+            for (int p = 0; p <= maxp; p++) rope_angles(table + (size_t)p * 2 * half, invf, p, half, sign);
+        }
 #pragma omp for schedule(static)
         for (int t = 0; t < T; t++) {
-            for (int i = 0; i < half; i++) {
-                float angle = (float)pos[t] * invf[i];
-                cs[i] = (float)cos((double)angle);
-                cs[half + i] = sign * (float)sin((double)angle);
-            }
+            const float *c_s = cs;
+            if (tabled)
+                c_s = table + (size_t)pos[t] * 2 * half;
+            else
+                rope_angles(cs, invf, pos[t], half, sign);
             for (int h = 0; h < heads; h++) {
                 float *v = x + ((size_t)t * heads + h) * head_dim;
                 for (int i = 0; i < half; i++) {
-                    float a = v[i], b = v[i + half], c = cs[i], s = cs[half + i];
+                    float a = v[i], b = v[i + half], c = c_s[i], s = c_s[half + i];
                     v[i] = a * c - b * s;
                     v[i + half] = b * c + a * s;
                 }
@@ -35,6 +57,7 @@ static void rope_rotate(float *x, const int32_t *pos, int T, int heads, int head
         }
         free(cs);
     }
+    free(table);
     free(invf);
 }
 
