@@ -21,26 +21,41 @@ void gk_rmsnorm_forward(float *y, float *rstd, const float *x, const float *w, i
     }
 }
 
-/* dx of one row (added): the sum of dy_j w_j x_j in double, 8 fixed lanes like gk_sumsq (one
- * sequential chain of C double additions waited on each one's latency: the backward took 3.5x
- * the forward). */
-GK_VECTORIZED
-static void rmsnorm_backward_row(float *restrict dxt, const float *restrict dyt, const float *restrict xt,
-                                 const float *restrict w, float r, int C) {
-    double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int c = 0;
-    for (; c + 8 <= C; c += 8)
-        for (int l = 0; l < 8; l++) lane[l] += (double)dyt[c + l] * w[c + l] * xt[c + l];
-    for (; c < C; c++) lane[c & 7] += (double)dyt[c] * w[c] * xt[c];
-    const double dot = ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
-    const float k = (float)(dot * r * r * r / C);
-    for (c = 0; c < C; c++) dxt[c] += r * w[c] * dyt[c] - k * xt[c];
+/* dx of rows t0..t0+n-1 (n <= 4; added). Each row's sum of dy_j w_j x_j is one sequential chain of
+ * double additions, as it always was (so the same bits); the rows' chains run side by side, since
+ * one alone waits on every addition's latency. Not cloned: compiled for baseline x86-64, nothing
+ * here fuses a multiply-add, as before. */
+static void rmsnorm_backward_rows(float *dx, const float *dy, const float *x, const float *w, const float *rstd,
+                                  int t0, int n, int C) {
+    double dot[4] = {0, 0, 0, 0};
+    const float *xs[4], *dys[4];
+    for (int i = 0; i < 4; i++) {
+        const size_t t = (size_t)t0 + (i < n ? i : 0);
+        xs[i] = x + t * C, dys[i] = dy + t * C;
+    }
+    if (n == 4)
+        for (int c = 0; c < C; c++) {
+            dot[0] += (double)dys[0][c] * w[c] * xs[0][c];
+            dot[1] += (double)dys[1][c] * w[c] * xs[1][c];
+            dot[2] += (double)dys[2][c] * w[c] * xs[2][c];
+            dot[3] += (double)dys[3][c] * w[c] * xs[3][c];
+        }
+    else
+        for (int i = 0; i < n; i++)
+            for (int c = 0; c < C; c++) dot[i] += (double)dys[i][c] * w[c] * xs[i][c];
+    for (int i = 0; i < n; i++) {
+        const float *xt = xs[i], *dyt = dys[i];
+        float *dxt = dx + (size_t)(t0 + i) * C;
+        const float r = rstd[t0 + i];
+        const float k = (float)(dot[i] * r * r * r / C);
+        for (int c = 0; c < C; c++) dxt[c] += r * w[c] * dyt[c] - k * xt[c];
+    }
 }
 
 /* dw over n channels (dw, dy and x offset to the first): every channel adds its tokens' terms in
  * token order, as one sequential sum (the same bits for any split of the channels), vectorized
- * across channels. */
-GK_VECTORIZED
+ * across channels now that the pointers are known not to overlap. Not cloned, as before: no fused
+ * multiply-add. */
 static void rmsnorm_dw_cols(float *restrict dw, const float *restrict dy, const float *restrict x,
                             const float *restrict rstd, int T, int C, int n) {
     for (int t = 0; t < T; t++) {
@@ -59,8 +74,7 @@ void gk_rmsnorm_backward(float *dx, float *dw, const float *dy, const float *x, 
     {
         if (dx) {
 #pragma omp for schedule(static)
-            for (int t = 0; t < T; t++)
-                rmsnorm_backward_row(dx + (size_t)t * C, dy + (size_t)t * C, x + (size_t)t * C, w, rstd[t], C);
+            for (int t0 = 0; t0 < T; t0 += 4) rmsnorm_backward_rows(dx, dy, x, w, rstd, t0, T - t0 < 4 ? T - t0 : 4, C);
         }
         if (dw) {
             /* Split over channels; each thread walks the tokens in order. */
