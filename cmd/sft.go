@@ -31,7 +31,9 @@ func sftCommand() *cli.Command {
 			&cli.StringFlag{Name: "eval-data", Usage: "held-out conversations `FILE` (default: hold out sft.eval_fraction of --data)"},
 			&cli.StringFlag{Name: "out", Usage: "output `DIR`: final model, checkpoints/, metrics.jsonl"},
 			&cli.BoolFlag{Name: "resume", Usage: "continue from the newest complete checkpoint in --out"},
-			&cli.IntFlag{Name: "epochs", Usage: "passes over the data (sft.epochs)"},
+			&cli.IntFlag{Name: "epochs", Usage: "passes over the data (sft.epochs); up to --extra-epochs more while the held-out loss is above --until-eval-loss"},
+			&cli.Float64Flag{Name: "until-eval-loss", Usage: "go on past --epochs until the held-out loss is at most this, 0 = exactly --epochs (sft.until_eval_loss)"},
+			&cli.IntFlag{Name: "extra-epochs", Usage: "most passes --until-eval-loss adds (sft.extra_epochs)"},
 			&cli.Float64Flag{Name: "lr", Usage: "peak learning rate (sft.lr)"},
 			&cli.IntFlag{Name: "batch-size", Usage: "conversations per optimizer step (sft.batch_size)"},
 			&cli.IntFlag{Name: "batch-tokens", Usage: "tokens per optimizer step instead of conversations (sft.batch_tokens)"},
@@ -55,13 +57,14 @@ func sftConfig(c *cli.Context, base config.SFT) (config.SFT, error) {
 	s := base
 	ints := map[string]*int{"epochs": &s.Epochs, "batch-size": &s.BatchSize, "batch-tokens": &s.BatchTokens,
 		"micro-batch-tokens": &s.MicroBatchTokens, "max-seq-len": &s.MaxSeqLen, "save-every": &s.SaveEvery,
-		"eval-every": &s.EvalEvery, "keep-checkpoints": &s.KeepCheckpoints}
+		"eval-every": &s.EvalEvery, "keep-checkpoints": &s.KeepCheckpoints, "extra-epochs": &s.ExtraEpochs}
 	for name, p := range ints {
 		if c.IsSet(name) {
 			*p = c.Int(name)
 		}
 	}
-	floats := map[string]*float64{"lr": &s.LR, "warmup-ratio": &s.WarmupRatio, "eval-fraction": &s.EvalFraction}
+	floats := map[string]*float64{"lr": &s.LR, "warmup-ratio": &s.WarmupRatio, "eval-fraction": &s.EvalFraction,
+		"until-eval-loss": &s.UntilEvalLoss}
 	for name, p := range floats {
 		if c.IsSet(name) {
 			*p = c.Float64(name)

@@ -23,7 +23,7 @@ func TestSFTCommandAndReport(t *testing.T) {
 	mustRun("data", "synth", "--sft", "--n", "12", "--out", p("conv.parquet"), "--quiet")
 	run := p("run")
 	res := decodeJSON(t, mustRun("sft", "--model", p("m"), "--data", p("conv.parquet"), "--out", filepath.Join(run, "sft"),
-		"--epochs", "1", "--batch-size", "4", "--eval-fraction", "0.2", "--lr", "1e-3", "--threads", "2", "--json"))
+		"--epochs", "1", "--until-eval-loss", "0", "--batch-size", "4", "--eval-fraction", "0.2", "--lr", "1e-3", "--threads", "2", "--json"))
 	// 12 conversations, 2 held out (0.2, rounded by sft), 10 trained in steps of 4: 3 steps.
 	if res["steps"] != 3.0 || res["tokens"].(float64) <= 0 || res["train_loss"].(float64) <= 0 || res["eval_loss"].(float64) <= 0 {
 		t.Errorf("sft --json: %v", res)

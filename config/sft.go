@@ -19,14 +19,24 @@ type SFT struct {
 	EvalFraction     float64 `toml:"eval_fraction" comment:"Share of the input held out for the eval loss when no eval file is given (0 = none)."`
 	WeightDecay      float64 `toml:"weight_decay" comment:"AdamW decoupled weight decay."`
 	GradClip         float64 `toml:"grad_clip" comment:"Global gradient-norm clip (0 = off)."`
+	// UntilEvalLoss makes the run's length follow its progress: a run that has not reached the loss
+	// by the end of its epochs goes on (at the last step's learning rate, over further seeded
+	// passes, with the held-out loss every tenth of the planned steps) until it does, or until
+	// ExtraEpochs more passes are done. A run that reaches it trains exactly its epochs.
+	UntilEvalLoss float64 `toml:"until_eval_loss" comment:"Above 0: a run whose held-out loss is still above this after its epochs goes on until it is not (checked every tenth of the planned steps), at most extra_epochs more passes (0 = train exactly the epochs)."`
+	ExtraEpochs   int     `toml:"extra_epochs" comment:"Most passes until_eval_loss may add."`
 }
 
 func DefaultSFT() SFT {
 	// rStar2: 3 epochs, lr 5e-6, 4% warm-up, cosine, batch 128 on a 14B model. The quickstart's tiny
-	// model needs a far larger step size and smaller batches to learn the format in minutes.
+	// model needs a far larger step size and smaller batches to learn the format in minutes. Its one
+	// epoch sits near the step where the model starts copying operands into its calls (the held-out
+	// loss falls from ~1 to ~0.05 within some 30 steps), and a model whose arithmetic rounds
+	// differently can reach it later: until_eval_loss lets such a run go on instead of handing RL a
+	// model that cannot call the tool yet.
 	return SFT{Epochs: 1, LR: 3e-3, WarmupRatio: 0.04, Schedule: "constant", BatchSize: 8, MicroBatchTokens: 8192,
 		MaxSeqLen: 2048, Overlong: "truncate", SaveEvery: 0, KeepCheckpoints: 2, EvalEvery: 0, EvalFraction: 0.02,
-		WeightDecay: 0.01, GradClip: 1.0}
+		WeightDecay: 0.01, GradClip: 1.0, UntilEvalLoss: 0.1, ExtraEpochs: 2}
 }
 
 func (s SFT) Validate() error {
@@ -46,5 +56,7 @@ func (s SFT) Validate() error {
 		between("sft.eval_fraction", s.EvalFraction, 0, 0.5),
 		atLeast("sft.weight_decay", s.WeightDecay, 0),
 		atLeast("sft.grad_clip", s.GradClip, 0),
+		atLeast("sft.until_eval_loss", s.UntilEvalLoss, 0),
+		atLeast("sft.extra_epochs", s.ExtraEpochs, 0),
 	)
 }

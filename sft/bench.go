@@ -43,6 +43,7 @@ func BenchmarkThroughput(ctx context.Context, m *model.Model, ex []Example, o Be
 	for len(t.plan) < o.Steps+1 {
 		t.plan = append(t.plan, makePlan(ex, 1, 1, o.TokensPerStep, o.Seed+uint64(len(t.plan)))...)
 	}
+	t.base, t.end = len(t.plan), len(t.plan)
 	res := ThroughputBench{TokensPerStep: o.TokensPerStep, Steps: o.Steps}
 	if _, err := t.trainStep(0); err != nil { // allocates the buffers
 		return res, err

@@ -74,5 +74,6 @@ func testConfig() config.SFT {
 	c.Epochs, c.BatchSize, c.LR, c.WarmupRatio = 2, 4, 3e-3, 0.1
 	c.MaxSeqLen, c.MicroBatchTokens = 512, 1024
 	c.EvalFraction, c.EvalEvery, c.SaveEvery, c.KeepCheckpoints = 0.1, 3, 2, 0
+	c.UntilEvalLoss = 0 // a run of exactly its epochs (TestUntilEvalLoss sets it)
 	return c
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,4 +111,89 @@ func lossesOf(t *testing.T, out string) string {
 func fmtRecord(r map[string]any) string {
 	js, _ := json.Marshal(r)
 	return string(js)
+}
+
+// sft.until_eval_loss: a run that reaches the held-out loss by the end of its epochs trains exactly
+// them; one that does not goes on, checking the loss at each decision point, and stops at the first
+// one at or below it (or after extra_epochs); a run SIGKILLed in the added steps, or right after
+// the step that ended it, resumes to the same weights and metrics.
+func TestUntilEvalLoss(t *testing.T) {
+	modelDir, data := tinyModelDir(t, 2), synthConversations(t, 34, 5, "c.jsonl")
+	spec := childSpec{Model: modelDir, Data: data, Template: "chatml", Config: testConfig(), Seed: 4}
+	spec.Config.Epochs, spec.Config.ExtraEpochs, spec.Config.EvalEvery = 1, 2, 0 // 8 steps planned, 16 more at most
+	run := func(target float64, name string) (Result, []map[string]any) {
+		t.Helper()
+		o := spec.options()
+		o.Config.UntilEvalLoss, o.Out = target, filepath.Join(t.TempDir(), name)
+		res, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := rundir.ReadMetrics(filepath.Join(o.Out, "metrics.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, recs
+	}
+	if res, _ := run(100, "reached"); res.Steps != 8 {
+		t.Errorf("held-out loss below the target after the epoch: %d steps, want the 8 planned", res.Steps)
+	}
+	res, all := run(1e-9, "never")
+	if res.Steps != 24 || len(all) != 24 {
+		t.Fatalf("target never reached: %d steps (%d metrics lines), want 8 + 2 epochs of 8", res.Steps, len(all))
+	}
+	// Decision points from step 8 on (every step here: a tenth of 8 planned steps rounds to 1).
+	var losses []float64
+	for _, r := range all[7:] {
+		v, ok := r["eval_loss"].(float64)
+		if !ok {
+			t.Fatalf("step %v: no held-out loss at a decision point", r["step"])
+		}
+		losses = append(losses, v)
+	}
+	target := losses[5] // reached at step 13 at the latest
+	stop := 8
+	for losses[stop-8] > target {
+		stop++
+	}
+	if stop == 8 {
+		t.Fatalf("held-out losses %v: the test needs one above the target after the planned steps", losses)
+	}
+	spec.Config.UntilEvalLoss = target
+	res, recs := run(target, "stops")
+	if res.Steps != stop || len(recs) != stop {
+		t.Fatalf("target %g (losses %v): %d steps, want %d", target, losses, res.Steps, stop)
+	}
+	for i, r := range recs {
+		if r["loss"] != all[i]["loss"] || r["lr"] != all[i]["lr"] {
+			t.Fatalf("step %d: %v, want the run without a target's %v", i+1, r, all[i])
+		}
+	}
+	ref := filepath.Join(t.TempDir(), "stops-ref")
+	o := spec.options()
+	o.Out = ref
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	for _, kill := range []int{stop - 1, stop} { // in the added steps; right after the last one's checkpoint
+		spec.Out, spec.Resume, spec.KillAt = filepath.Join(t.TempDir(), fmt.Sprint("killed", kill)), false, kill
+		runKilled(t, spec)
+		o := spec.options()
+		o.Resume = true
+		got, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Steps != stop {
+			t.Errorf("killed after step %d: resumed run ended at %d steps, want %d", kill, got.Steps, stop)
+		}
+		a, _ := os.ReadFile(filepath.Join(ref, "model.safetensors"))
+		b, err := os.ReadFile(filepath.Join(o.Out, "model.safetensors"))
+		if err != nil || len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("killed after step %d: final weights differ from the uninterrupted run's (%v)", kill, err)
+		}
+		if a, b := lossesOf(t, ref), lossesOf(t, o.Out); a != b {
+			t.Errorf("killed after step %d: metrics differ:\n%s\nwant\n%s", kill, b, a)
+		}
+	}
 }

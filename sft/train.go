@@ -18,7 +18,10 @@ import (
 type trainer struct {
 	o         Options
 	ex, held  []Example
-	plan      []planStep
+	plan      []planStep // the planned epochs, then the passes until_eval_loss may add
+	base      int        // steps of the planned epochs
+	end       int        // the run's steps: len(plan) until the held-out loss ends it earlier
+	until     float64    // sft.until_eval_loss where there is a held-out set, else 0
 	warmup    int
 	kind      rl.ScheduleKind
 	m         *model.Model
@@ -49,7 +52,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer t.close()
-	for s := t.start; s < len(t.plan); s++ {
+	for s := t.start; s < t.end; s++ {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
@@ -77,11 +80,26 @@ func prepare(o Options) (*trainer, error) {
 		return nil, err
 	}
 	c := o.Config
-	t.plan = makePlan(t.ex, c.Epochs, c.BatchSize, c.BatchTokens, o.Seed)
-	t.warmup = int(math.Round(c.WarmupRatio * float64(len(t.plan))))
+	extra := 0
+	if t.until = c.UntilEvalLoss; t.until > 0 && len(t.held) == 0 {
+		o.logf("sft: no held-out set (sft.eval_fraction 0, no --eval-data): sft.until_eval_loss %g does not apply", t.until)
+		t.until = 0
+	}
+	if t.until > 0 {
+		extra = c.ExtraEpochs
+	}
+	t.plan = makePlan(t.ex, c.Epochs+extra, c.BatchSize, c.BatchTokens, o.Seed) // an epoch's steps do not depend on later ones
+	for t.base < len(t.plan) && t.plan[t.base].Epoch < c.Epochs {
+		t.base++
+	}
+	t.end = len(t.plan)
+	t.warmup = int(math.Round(c.WarmupRatio * float64(t.base)))
 	t.fingerprt = fingerprint(t.ex, t.held, c, o.Seed)
 	if err := t.loadModel(); err != nil {
 		return nil, err
+	}
+	if t.st.Steps > 0 { // resumed after the held-out loss ended the run
+		t.end = t.st.Steps
 	}
 	keep := t.start // a run at step 0, fresh or resumed, keeps no earlier lines
 	if keep == 0 {
@@ -155,13 +173,28 @@ func (t *trainer) runStep(s int) error {
 	if !math.IsNaN(ss.gradNorm) && !math.IsInf(ss.gradNorm, 0) {
 		rec["grad_norm"] = ss.gradNorm
 	}
-	last := s+1 == len(t.plan)
-	if c.EvalEvery > 0 && (s+1)%c.EvalEvery == 0 || last {
+	last := s+1 == t.end
+	// Past the planned epochs the held-out loss decides the end, checked every tenth of the
+	// planned steps (a function of the plan only, so a resumed run stops where it would have).
+	deciding := t.until > 0 && s+1 >= t.base && (s+1-t.base)%max(1, t.base/10) == 0
+	if c.EvalEvery > 0 && (s+1)%c.EvalEvery == 0 || last || deciding {
 		if err := t.evaluate(); err != nil {
 			return err
 		}
 		if len(t.held) > 0 {
 			rec["eval_loss"] = t.st.EvalLoss
+		}
+		if deciding && t.st.EvalLoss <= t.until {
+			t.end, last = s+1, true
+		}
+	}
+	if last {
+		t.st.Steps = t.end // in the checkpoint: a resume from it does not train on
+		if t.end > t.base {
+			t.o.logf("sft: held-out loss %.4f after %d steps (%d planned; sft.until_eval_loss %g)", t.st.EvalLoss, t.end, t.base, t.until)
+		}
+		if t.until > 0 && t.st.EvalLoss > t.until {
+			t.o.logf("sft: held-out loss %.4f still above sft.until_eval_loss %g after %d extra epochs", t.st.EvalLoss, t.until, c.ExtraEpochs)
 		}
 	}
 	if err := t.metrics.Write(rec); err != nil {
@@ -173,7 +206,11 @@ func (t *trainer) runStep(s int) error {
 		}
 	}
 	if t.o.Progress != nil {
-		t.o.Progress(Progress{Step: s + 1, Steps: len(t.plan), Epoch: t.plan[s].Epoch, Loss: ss.loss,
+		steps := t.base // the planned steps, then the most the run may take
+		if s+1 > t.base || last {
+			steps = t.end
+		}
+		t.o.Progress(Progress{Step: s + 1, Steps: steps, Epoch: t.plan[s].Epoch, Loss: ss.loss,
 			EvalLoss: t.st.EvalLoss, LR: ss.lr, GradNorm: ss.gradNorm, TokensPerS: t.st.tokensPerS(), Tokens: t.st.Tokens})
 	}
 	return nil
@@ -196,7 +233,7 @@ func (t *trainer) trainStep(s int) (stepStats, error) {
 		ss.loss += res.Loss
 		ss.tokens += real
 	}
-	ss.lr = rl.Schedule(s, len(t.plan), t.warmup, t.o.Config.LR, t.kind)
+	ss.lr = rl.Schedule(min(s, t.base-1), t.base, t.warmup, t.o.Config.LR, t.kind) // added steps: the last rate
 	up, err := t.opt.Update(ss.lr)
 	ss.gradNorm, ss.skipped = up.GradNorm, err != nil // only a non-finite norm fails; the step is skipped
 	ss.seconds = time.Since(began).Seconds()
@@ -228,7 +265,7 @@ func (t *trainer) evaluate() error {
 
 // finish publishes the final model and sums the run up.
 func (t *trainer) finish() (Result, error) {
-	if t.start == len(t.plan) && len(t.held) > 0 && t.st.EvalLoss == 0 {
+	if t.start == t.end && len(t.held) > 0 && t.st.EvalLoss == 0 {
 		if err := t.evaluate(); err != nil {
 			return Result{}, err
 		}
@@ -236,7 +273,7 @@ func (t *trainer) finish() (Result, error) {
 	if err := t.m.SaveInto(t.o.Out); err != nil {
 		return Result{}, err
 	}
-	return Result{Steps: len(t.plan), TrainLoss: t.st.trainLoss(), EvalLoss: t.st.EvalLoss, Tokens: t.st.Tokens,
+	return Result{Steps: t.end, TrainLoss: t.st.trainLoss(), EvalLoss: t.st.EvalLoss, Tokens: t.st.Tokens,
 		TokensPerS: t.st.tokensPerS(), Dropped: t.ds.Dropped, Truncated: t.ds.Truncated}, nil
 }
 
@@ -247,6 +284,7 @@ type runState struct {
 	Seconds     float64   `json:"seconds"`
 	Recent      []float64 `json:"recent_losses"`
 	EvalLoss    float64   `json:"eval_loss"`
+	Steps       int       `json:"steps,omitempty"` // the run's length, once its last step has run
 }
 
 const recentSteps = 10
