@@ -109,6 +109,7 @@ func sftRun(c *cli.Context) error {
 			if bar == nil {
 				bar = o.Progress(int64(p.Steps), "sft")
 			}
+			bar.SetTotal(int64(p.Steps))
 			bar.Describe(fmt.Sprintf("sft loss %.3f, %.0f tok/s", p.Loss, p.TokensPerS))
 			bar.Set(int64(p.Step))
 		},

@@ -36,7 +36,7 @@ func DefaultSFT() SFT {
 	// model that cannot call the tool yet.
 	return SFT{Epochs: 1, LR: 3e-3, WarmupRatio: 0.04, Schedule: "constant", BatchSize: 8, MicroBatchTokens: 8192,
 		MaxSeqLen: 2048, Overlong: "truncate", SaveEvery: 0, KeepCheckpoints: 2, EvalEvery: 0, EvalFraction: 0.02,
-		WeightDecay: 0.01, GradClip: 1.0, UntilEvalLoss: 0.1, ExtraEpochs: 2}
+		WeightDecay: 0.01, GradClip: 1.0, UntilEvalLoss: 0.05, ExtraEpochs: 2}
 }
 
 func (s SFT) Validate() error {

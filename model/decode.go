@@ -59,18 +59,8 @@ func (m *Model) NewKVCache(capacity int) (*KVCache, error) {
 	return c, nil
 }
 
-// KVCacheFloats is the number of floats a cache of capacity tokens takes: keys and values, and
-// the keys' tiles where the kernels use them.
-func (c Config) KVCacheFloats(capacity int) int {
-	n := 2 * c.NumHiddenLayers * capacity * c.KVDim()
-	if kernels.DecodeKeyTiles() {
-		n += c.NumHiddenLayers * kernels.KeyTileFloats(capacity, c.KVDim())
-	}
-	return n
-}
-
-// KVFloatsPerToken is what a cache takes per token of capacity (KVCacheFloats without the key
-// tiles' rounding to 8 tokens): for sizing many caches' worth of tokens.
+// KVFloatsPerToken is what a cache takes per token of capacity: keys and values, and the keys'
+// tiles where the kernels use them (less their rounding to 8 tokens per cache).
 func (c Config) KVFloatsPerToken() int {
 	n := 2
 	if kernels.DecodeKeyTiles() {

@@ -65,6 +65,7 @@ func (p *pipeline) runSFT(ctx context.Context, base string) error {
 			if bar == nil {
 				bar = progress.New(int64(pr.Steps), "sft", p.progressOptions())
 			}
+			bar.SetTotal(int64(pr.Steps))
 			bar.Describe(fmt.Sprintf("sft loss %.3f, %.0f tok/s", pr.Loss, pr.TokensPerS))
 			bar.Set(int64(pr.Step))
 		},

@@ -94,6 +94,22 @@ func (b *Bar) Set(done int64) {
 	b.update()
 }
 
+// SetTotal changes the size of the work (a run that decides to go on).
+func (b *Bar) SetTotal(total int64) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.total == total {
+		return
+	}
+	b.total = total
+	if b.bar != nil {
+		b.bar.ChangeMax64(total)
+	}
+}
+
 // Describe changes the description (e.g. to show a running loss).
 func (b *Bar) Describe(desc string) {
 	if b == nil {

@@ -28,6 +28,22 @@ func TestPlainLinesWhenNotATerminal(t *testing.T) {
 	}
 }
 
+// A run that goes on past its plan (SFT's until_eval_loss) raises the total; lines show the new one.
+func TestSetTotal(t *testing.T) {
+	var buf bytes.Buffer
+	b := New(10, "sft", Options{Out: &buf, Interval: time.Nanosecond})
+	b.Set(10)
+	b.SetTotal(20)
+	b.Set(12)
+	b.Finish()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "sft: 12/20 (60%)") {
+		t.Fatalf("lines %q", lines)
+	}
+	var nilBar *Bar
+	nilBar.SetTotal(5)
+}
+
 func TestQuietAndNilAreSilent(t *testing.T) {
 	var buf bytes.Buffer
 	b := New(10, "x", Options{Out: &buf, Quiet: true})
