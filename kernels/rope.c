@@ -34,7 +34,7 @@ static void rope_rotate(float *x, const int32_t *pos, int T, int heads, int head
     const int par = (long)T * heads * head_dim > 16384;
 #pragma omp parallel num_threads(gk_threads()) if (par)
     {
-        float *cs = malloc(sizeof(float) * 2 * half);
+        float *cs = tabled ? NULL : malloc(sizeof(float) * 2 * half); /* a table serves every token */
         if (tabled) {
 #pragma omp for schedule(static)
             for (int p = 0; p <= maxp; p++) rope_angles(table + (size_t)p * 2 * half, invf, p, half, sign);
