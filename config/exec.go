@@ -23,6 +23,7 @@ type Exec struct {
 	SessionIdle       Duration `toml:"session_idle" comment:"A session's interpreter ends after this long without a call."`
 	SessionsPerWorker int      `toml:"sessions_per_worker" comment:"Live sessions per worker; the least recently used one ends past this."`
 	QueueSize         int      `toml:"queue_size" comment:"Calls waiting for a worker; past this, exec serve answers 429."`
+	Priority          string   `toml:"priority" comment:"CPU priority of the workers and their calls: normal, or idle (Linux SCHED_IDLE: they run only on cores nothing else wants, so they do not displace a model decoding on the same machine; a CPU-heavy call on a busy machine then takes longer and may reach exec.timeout)."`
 }
 
 // DefaultModules are imported by every worker when installed.
@@ -46,6 +47,7 @@ func DefaultExec() Exec {
 		SessionIdle:       D(5 * time.Minute),
 		SessionsPerWorker: 32,
 		QueueSize:         4096,
+		Priority:          "normal",
 	}
 }
 
@@ -53,6 +55,7 @@ func (e Exec) Validate() error {
 	return firstError(
 		atLeast("exec.workers", e.Workers, 0),
 		oneOf("exec.sandbox", e.Sandbox, "auto", "bwrap", "namespaces", "none"),
+		oneOf("exec.priority", e.Priority, "normal", "idle"),
 		execPositiveDuration("exec.timeout", e.Timeout),
 		atLeast("exec.memory_mb", e.MemoryMB, 16),
 		atLeast("exec.cpu_seconds", e.CPUSeconds, 0),

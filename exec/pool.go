@@ -162,6 +162,7 @@ func (p *Pool) zygoteConf(idx int) zygoteConf {
 		SessionIdleS:    p.cfg.SessionIdle.Seconds(),
 		Modules:         p.cfg.Modules,
 		PythonFork:      pythonForkForTests,
+		IdlePriority:    p.cfg.Priority == "idle",
 	}
 }
 

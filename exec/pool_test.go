@@ -179,3 +179,23 @@ func TestStartFailuresOneLine(t *testing.T) {
 		}
 	}
 }
+
+// TestIdlePriority: with exec.priority = "idle" a call runs under SCHED_IDLE (5), in every
+// sandbox and for sessions too; by default under the normal policy (0).
+func TestIdlePriority(t *testing.T) {
+	forEachSandbox(t, func(t *testing.T, kind string) {
+		for _, prio := range []string{"normal", "idle"} {
+			cfg := sandboxConfig(kind)
+			cfg.Workers = 1
+			cfg.Priority = prio
+			p := newTestPool(t, cfg)
+			want := map[string]string{"normal": "0", "idle": "5"}[prio]
+			for _, session := range []string{"", "s1"} {
+				r := run(t, p, Call{Code: "import os\nprint(os.sched_getscheduler(0))", Session: session})
+				if r.Status != StatusOK || strings.TrimSpace(r.Stdout) != want {
+					t.Errorf("priority %s, session %q: %s %q %q; want policy %s", prio, session, r.Status, r.Stdout, r.Stderr, want)
+				}
+			}
+		}
+	})
+}

@@ -58,6 +58,7 @@ type zygoteConf struct {
 	Modules         []string `json:"modules"`
 	TmpDir          string   `json:"tmp_dir"`               // the calls' writable directory, wiped after each call
 	PythonFork      bool     `json:"python_fork,omitempty"` // never use the native fork-and-wait (tests)
+	IdlePriority    bool     `json:"idle_priority,omitempty"`
 }
 
 // message is any frame the zygote sends.

@@ -1148,6 +1148,10 @@ def main():
     except Exception:
         pass
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    if CONF.get("idle_priority"):
+        # exec.priority = "idle": the supervisor, the template and every call it forks (the policy
+        # is inherited) run only on cores no other process wants.
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     template = Template()
     NPROC_BASE = nproc_base()
     # In the supervisor only (the template is forked already): see precompile.
