@@ -477,8 +477,23 @@ static void sgemm_one_block_packed(const gk_microkernel *uk, int M, int N, int K
                 for (int p = p0; p < p1; p++) {
                     const int cols = N - p * NR < NR ? N - p * NR : NR;
                     const float *bp = bslice + (size_t)p * NR * kc;
-                    for (int ir = 0; ir < M; ir += MR) {
+                    /* The weights stream from memory once per step: while this panel's row tiles
+                     * run, fetch the next panel (this slice's, or the next slice's first) into L2,
+                     * a share of its lines before each tile. */
+                    const float *next = NULL;
+                    long next_lines = 0;
+                    if (p + 1 < p1)
+                        next = bp + (size_t)NR * kc, next_lines = (long)NR * kc / 16;
+                    else if (pc + KC < K) {
+                        const int kn = K - pc - KC < KC ? K - pc - KC : KC;
+                        next = pre->panels + (size_t)pre->npad * (pc + KC) + (size_t)p0 * NR * kn;
+                        next_lines = (long)NR * kn / 16;
+                    }
+                    const int tiles = (M + MR - 1) / MR;
+                    for (int ir = 0, t = 0; ir < M; ir += MR, t++) {
                         const int rows = M - ir < MR ? M - ir : MR;
+                        for (long l = next_lines * t / tiles; l < next_lines * (t + 1) / tiles; l++)
+                            __builtin_prefetch(next + l * 16, 0, 2);
                         uk->fn(kc, ap + (size_t)ir * kc, bp, C + (size_t)ir * ldc + p * NR, ldc, 1.0f, b_eff, rows,
                                cols);
                     }
