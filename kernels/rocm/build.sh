@@ -8,6 +8,12 @@ out="$here/build"
 mkdir -p "$out"
 command -v hipcc >/dev/null || { echo "build.sh: hipcc not found (apt-get install hipcc)" >&2; exit 1; }
 
+# hipcc leaves an empty directory per source file (adamw-1a2b3c, ...) in TMPDIR: give it one of its
+# own and remove it at the end.
+TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/gorstar-hipcc-XXXXXX")
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
+
 archs=${GORSTAR_ROCM_ARCHS:-}
 if [ -z "$archs" ]; then
     archs=gfx90a
