@@ -303,6 +303,10 @@ func rolloutBench(c *cli.Context) error {
 		res.OverlappedS, res.NaiveS, res.Speedup, res.DecodeTokensPerS, res.EngineOnlyTokensPerS,
 		100*res.DecodeTokensPerS/max(res.EngineOnlyTokensPerS, 1e-9), res.GeneratedTokens, res.ToolCalls,
 		res.FailedToolCalls, res.ToolP50MS)
+	if res.OutsideCPUShare > 0 {
+		fmt.Fprintf(c.App.Writer, "during the overlapped run: each call's own processes %.1f ms of CPU; outside this process "+
+			"(the sandbox, and anything else on the machine) %.0f%% of all cores\n", res.ToolCallCPUMS, 100*res.OutsideCPUShare)
+	}
 	return nil
 }
 

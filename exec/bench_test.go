@@ -70,3 +70,34 @@ func TestCallCPUIsCounted(t *testing.T) {
 		t.Errorf("bench reported no CPU figures: %+v", res)
 	}
 }
+
+// TestReadCPUSelf: ReadCPU's Self is this process's CPU (a Go loop burning ~200 ms shows in it),
+// and its Calls are the sandbox's (a call's CPU shows there, not in Self).
+func TestReadCPUSelf(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workers = 1
+	p := newTestPool(t, cfg)
+	before := ReadCPU()
+	if !before.OK {
+		t.Skip("no /proc accounting here")
+	}
+	x := 0.0
+	for t0 := time.Now(); time.Since(t0) < 200*time.Millisecond; {
+		x += 1
+	}
+	mid := ReadCPU()
+	r := p.Run(context.Background(), Call{Code: "import time\nwhile time.process_time() < 0.3:\n    pass\nprint('done')"})
+	after := ReadCPU()
+	if r.Status != StatusOK || x == 0 {
+		t.Fatalf("%+v", r)
+	}
+	if d := mid.Self - before.Self; d < 150*time.Millisecond {
+		t.Errorf("a 200 ms busy loop added only %v to Self", d)
+	}
+	if d := after.Calls - mid.Calls; d < 250*time.Millisecond {
+		t.Errorf("a ~300 ms call added only %v to Calls", d)
+	}
+	if d := after.Self - mid.Self; d > 150*time.Millisecond {
+		t.Errorf("the call's CPU showed in Self: +%v", d)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -21,6 +22,30 @@ type cpuSample struct {
 	machine time.Duration // time all CPUs spent outside idle and I/O wait
 	waited  time.Duration // CPU of the processes this process's tree has waited for
 	ok      bool
+}
+
+// CPUReading is what a benchmark brackets a run with: the machine's busy time, the CPU of the
+// calls this process's sandboxes have run and reaped, and this process's own CPU (every thread:
+// the engine's kernels too). OK is false where they cannot be read (not Linux).
+type CPUReading struct {
+	Machine, Calls, Self time.Duration
+	OK                   bool
+}
+
+// ReadCPU takes a CPUReading.
+func ReadCPU() CPUReading {
+	s := sampleCPU()
+	self, ok := selfCPU()
+	return CPUReading{Machine: s.machine, Calls: s.waited, Self: self, OK: s.ok && ok}
+}
+
+// selfCPU is this process's user and system time, all threads.
+func selfCPU() (time.Duration, bool) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
 }
 
 func sampleCPU() cpuSample {

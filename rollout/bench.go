@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"time"
 
 	"gorstar/chat"
@@ -46,6 +47,12 @@ type BenchResult struct {
 	ToolCalls            int     `json:"tool_calls"`
 	FailedToolCalls      int     `json:"failed_tool_calls"`
 	ToolP50MS            float64 `json:"tool_p50_ms"`
+	// Where the overlapped run's CPU went (absent where it cannot be read): the calls' own processes
+	// per call, and everything outside this process — the sandboxes' supervisors, templates and
+	// calls, and whatever else ran on the machine — as a share of all cores over the run. On a
+	// machine whose cores the engine uses, that share is taken from decoding.
+	ToolCallCPUMS   float64 `json:"tool_call_cpu_ms,omitempty"`
+	OutsideCPUShare float64 `json:"outside_cpu_share,omitempty"`
 }
 
 // benchScript plays a tool-calling policy with a random model: it decides how long each
@@ -129,10 +136,12 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 	if _, _, err := run(true, problems[:1]); err != nil { // warm-up: sandbox, caches, threads
 		return BenchResult{}, err
 	}
+	cpu0 := exec.ReadCPU()
 	over, ts, err := run(true, problems)
 	if err != nil {
 		return BenchResult{}, err
 	}
+	cpu1 := exec.ReadCPU()
 	naive, _, err := run(false, problems)
 	if err != nil {
 		return BenchResult{}, err
@@ -146,6 +155,11 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 		FailedToolCalls: over.FailedToolCalls + over.InternalToolErrors, ToolP50MS: over.ToolP50MS}
 	if res.OverlappedS > 0 {
 		res.Speedup = res.NaiveS / res.OverlappedS
+	}
+	if cpu0.OK && cpu1.OK && res.ToolCalls > 0 && res.OverlappedS > 0 {
+		res.ToolCallCPUMS = float64(cpu1.Calls-cpu0.Calls) / 1e6 / float64(res.ToolCalls)
+		outside := (cpu1.Machine - cpu0.Machine) - (cpu1.Self - cpu0.Self)
+		res.OutsideCPUShare = max(0, outside.Seconds()/(res.OverlappedS*float64(runtime.NumCPU())))
 	}
 	return res, nil
 }

@@ -29,7 +29,8 @@ func TestBenchRuns(t *testing.T) {
 		}
 	}
 	if res.GeneratedTokens != tokens || res.ToolCalls != calls || res.FailedToolCalls != 0 ||
-		res.OverlappedS <= 0 || res.NaiveS <= 0 || res.EngineOnlyTokensPerS <= 0 {
+		res.OverlappedS <= 0 || res.NaiveS <= 0 || res.EngineOnlyTokensPerS <= 0 ||
+		res.ToolCallCPUMS < 0 || res.OutsideCPUShare < 0 || res.OutsideCPUShare > 1 {
 		t.Errorf("%+v; want %d tokens and %d calls, none failed", res, tokens, calls)
 	}
 }
