@@ -36,6 +36,9 @@ func BenchmarkFreshPrintSequential(b *testing.B) {
 	}
 }
 
+// busyCall spends ~300 ms of CPU in the call's own process.
+var busyCall = Call{Code: "import time\nwhile time.process_time() < 0.3:\n    pass\nprint('done')"}
+
 // TestCallCPUIsCounted checks the bench's CPU accounting: a call that burns 300 ms of CPU in its
 // own process shows up in the tree's waited-for CPU (through the sandbox, where the template
 // waits for the call's child) and in the machine's busy time.
@@ -48,7 +51,7 @@ func TestCallCPUIsCounted(t *testing.T) {
 	if !before.ok {
 		t.Skip("no /proc accounting here")
 	}
-	r := p.Run(ctx, Call{Code: "import time\nwhile time.process_time() < 0.3:\n    pass\nprint('done')"})
+	r := p.Run(ctx, busyCall)
 	if r.Status != StatusOK {
 		t.Fatalf("%+v", r)
 	}
@@ -86,7 +89,7 @@ func TestReadCPUSelf(t *testing.T) {
 		x += 1
 	}
 	mid := ReadCPU()
-	r := p.Run(context.Background(), Call{Code: "import time\nwhile time.process_time() < 0.3:\n    pass\nprint('done')"})
+	r := p.Run(context.Background(), busyCall)
 	after := ReadCPU()
 	if r.Status != StatusOK || x == 0 {
 		t.Fatalf("%+v", r)

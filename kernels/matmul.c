@@ -459,7 +459,7 @@ static void sgemm_one_block_packed(const gk_microkernel *uk, int M, int N, int K
     /* About four column ranges per thread, at least two panels each. */
     int per = panels / (4 * nt);
     if (per < 2) per = 2;
-    const int units = (panels + per - 1) / per;
+    const int units = (panels + per - 1) / per, tiles = (M + MR - 1) / MR;
 #pragma omp parallel num_threads(nt)
     {
 #pragma omp for schedule(static)
@@ -489,7 +489,6 @@ static void sgemm_one_block_packed(const gk_microkernel *uk, int M, int N, int K
                         next = pre->panels + (size_t)pre->npad * (pc + KC) + (size_t)p0 * NR * kn;
                         next_lines = (long)NR * kn / 16;
                     }
-                    const int tiles = (M + MR - 1) / MR;
                     for (int ir = 0, t = 0; ir < M; ir += MR, t++) {
                         const int rows = M - ir < MR ? M - ir : MR;
                         for (long l = next_lines * t / tiles; l < next_lines * (t + 1) / tiles; l++)
