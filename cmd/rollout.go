@@ -55,6 +55,7 @@ func rolloutCommand() *cli.Command {
 				&cli.IntFlag{Name: "concurrency", Value: rollout.DefaultBenchOptions().Concurrency, Usage: "trajectories in flight at most"},
 				rolloutSandboxFlag(),
 				&cli.IntFlag{Name: "workers", Usage: "sandbox workers (default: --concurrency, so tools never queue)"},
+				&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run the three measurements `N` times in turn and report medians (a shared machine's speed drifts)"},
 			},
 			Action: rolloutBench,
 		}},
@@ -260,8 +261,9 @@ func rolloutBench(c *cli.Context) error {
 	}
 	bo := rollout.DefaultBenchOptions()
 	bo.ToolSleep, bo.Rollouts, bo.Concurrency, bo.Seed = c.Duration("tool-sleep"), c.Int("rollouts"), c.Int("concurrency"), uint64(o.Seed)
-	if bo.Rollouts < 1 || bo.Concurrency < 1 || bo.ToolSleep < 0 {
-		return usererr.New("rollout bench: --rollouts and --concurrency must be ≥ 1 and --tool-sleep ≥ 0")
+	bo.Repeats = c.Int("repeat")
+	if bo.Rollouts < 1 || bo.Concurrency < 1 || bo.ToolSleep < 0 || bo.Repeats < 1 {
+		return usererr.New("rollout bench: --rollouts, --concurrency and --repeat must be ≥ 1 and --tool-sleep ≥ 0")
 	}
 	if err := initKernels(o); err != nil {
 		return err
@@ -298,11 +300,19 @@ func rolloutBench(c *cli.Context) error {
 	if o.JSON {
 		return printJSON(c, res)
 	}
-	fmt.Fprintf(c.App.Writer, "overlapped %.2f s, naive %.2f s: %.2f× faster; decoding %.0f tokens/s during rollouts, "+
-		"%.0f without tools (%.0f%%); %d tokens, %d tool calls (%d failed), tool p50 %.0f ms\n",
+	for i, r := range res.Runs {
+		fmt.Fprintf(c.App.Writer, "repeat %d: overlapped %.2f s, naive %.2f s (%.2f×); decoding %.0f%% of %.0f tokens/s; "+
+			"outside this process %.0f%% of all cores\n", i+1, r.OverlappedS, r.NaiveS, r.Speedup, 100*r.DecodeShare,
+			r.EngineOnlyTokensPerS, 100*r.OutsideCPUShare)
+	}
+	median := ""
+	if len(res.Runs) > 1 {
+		median = fmt.Sprintf("median of %d: ", len(res.Runs))
+	}
+	fmt.Fprintf(c.App.Writer, "%soverlapped %.2f s, naive %.2f s: %.2f× faster; decoding %.0f tokens/s during rollouts, "+
+		"%.0f without tools (%.0f%%); %d tokens, %d tool calls (%d failed), tool p50 %.0f ms\n", median,
 		res.OverlappedS, res.NaiveS, res.Speedup, res.DecodeTokensPerS, res.EngineOnlyTokensPerS,
-		100*res.DecodeTokensPerS/max(res.EngineOnlyTokensPerS, 1e-9), res.GeneratedTokens, res.ToolCalls,
-		res.FailedToolCalls, res.ToolP50MS)
+		100*res.DecodeShare, res.GeneratedTokens, res.ToolCalls, res.FailedToolCalls, res.ToolP50MS)
 	if res.OutsideCPUShare > 0 {
 		fmt.Fprintf(c.App.Writer, "during the overlapped run: each call's own processes %.1f ms of CPU; outside this process "+
 			"(the sandbox, and anything else on the machine) %.0f%% of all cores\n", res.ToolCallCPUMS, 100*res.OutsideCPUShare)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"time"
 
 	"gorstar/chat"
@@ -19,12 +20,14 @@ import (
 // BenchOptions describe the rollout benchmark: Rollouts trajectories (Groups samples per problem),
 // at most Concurrency in flight, each of 2 to MaxTurns turns of MinTurnTokens to MaxTurnTokens
 // generated tokens; every turn but the last calls a tool that sleeps ToolSleep and prints 1.
+// Repeats (0 or 1: once) runs the three measurements that many times in turn and reports medians.
 type BenchOptions struct {
 	Rollouts, Groups, Concurrency int
 	MaxTurns                      int
 	MinTurnTokens, MaxTurnTokens  int
 	ToolSleep                     time.Duration
 	Seed                          uint64
+	Repeats                       int
 }
 
 // DefaultBenchOptions is `gorstar rollout bench`'s setup: 256 rollouts of 2–4 turns, 64 at once,
@@ -34,15 +37,20 @@ func DefaultBenchOptions() BenchOptions {
 		MinTurnTokens: 16, MaxTurnTokens: 96, ToolSleep: 200 * time.Millisecond, Seed: 1}
 }
 
-// BenchResult compares the two schedules (the `gorstar rollout bench --json` fields).
+// BenchResult compares the two schedules (the `gorstar rollout bench --json` fields). With
+// repeats, each field is the median over the repeats, and Runs holds each repeat's.
 type BenchResult struct {
 	OverlappedS float64 `json:"overlapped_s"`
 	NaiveS      float64 `json:"naive_s"`
-	Speedup     float64 `json:"speedup"`
+	// Speedup is NaiveS / OverlappedS (with repeats: the median of each repeat's ratio, its two
+	// runs measured minutes apart at most, while the machine's speed drifts over longer spans).
+	Speedup float64 `json:"speedup"`
 	// DecodeTokensPerS is generated tokens over the overlapped run's wall time;
-	// EngineOnlyTokensPerS the same number of tokens generated without tools or pauses.
+	// EngineOnlyTokensPerS the same number of tokens generated without tools or pauses, and
+	// DecodeShare the first over the second (with repeats: the median of each repeat's ratio).
 	DecodeTokensPerS     float64 `json:"decode_tokens_per_s"`
 	EngineOnlyTokensPerS float64 `json:"engine_only_tokens_per_s"`
+	DecodeShare          float64 `json:"decode_share"`
 	GeneratedTokens      int     `json:"generated_tokens"`
 	ToolCalls            int     `json:"tool_calls"`
 	FailedToolCalls      int     `json:"failed_tool_calls"`
@@ -53,6 +61,8 @@ type BenchResult struct {
 	// machine whose cores the engine uses, that share is taken from decoding.
 	ToolCallCPUMS   float64 `json:"tool_call_cpu_ms,omitempty"`
 	OutsideCPUShare float64 `json:"outside_cpu_share,omitempty"`
+	// Runs are the repeats, in order (only when there were several).
+	Runs []BenchResult `json:"runs,omitempty"`
 }
 
 // benchScript plays a tool-calling policy with a random model: it decides how long each
@@ -90,8 +100,8 @@ func (b *benchScript) toolCall(problem, sample, turn int) (chat.ParsedToolCall, 
 
 func (o BenchOptions) validate() error {
 	if o.Rollouts < 1 || o.Groups < 1 || o.Concurrency < 1 || o.MaxTurns < 2 ||
-		o.MinTurnTokens < 1 || o.MaxTurnTokens < o.MinTurnTokens || o.ToolSleep < 0 {
-		return fmt.Errorf("rollout bench: want rollouts, groups, concurrency, turn tokens ≥ 1, max turns ≥ 2 and max turn tokens ≥ min, got %+v", o)
+		o.MinTurnTokens < 1 || o.MaxTurnTokens < o.MinTurnTokens || o.ToolSleep < 0 || o.Repeats < 0 {
+		return fmt.Errorf("rollout bench: want rollouts, groups, concurrency, turn tokens ≥ 1, max turns ≥ 2, max turn tokens ≥ min and repeats ≥ 0, got %+v", o)
 	}
 	return nil
 }
@@ -136,6 +146,23 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 	if _, _, err := run(true, problems[:1]); err != nil { // warm-up: sandbox, caches, threads
 		return BenchResult{}, err
 	}
+	var runs []BenchResult
+	for r := 0; r < max(1, o.Repeats); r++ {
+		res, err := benchOnce(ctx, eng, run, problems, opts)
+		if err != nil {
+			return BenchResult{}, err
+		}
+		runs = append(runs, res)
+	}
+	if len(runs) == 1 {
+		return runs[0], nil
+	}
+	return medianResult(runs), nil
+}
+
+// benchOnce is one repeat: the overlapped run, the naive run, then the engine alone.
+func benchOnce(ctx context.Context, eng *engine.Engine, run func(bool, []data.Problem) (Summary, []Trajectory, error),
+	problems []data.Problem, opts Options) (BenchResult, error) {
 	cpu0 := exec.ReadCPU()
 	over, ts, err := run(true, problems)
 	if err != nil {
@@ -156,12 +183,55 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 	if res.OverlappedS > 0 {
 		res.Speedup = res.NaiveS / res.OverlappedS
 	}
+	if only > 0 {
+		res.DecodeShare = res.DecodeTokensPerS / only
+	}
 	if cpu0.OK && cpu1.OK && res.ToolCalls > 0 && res.OverlappedS > 0 {
 		res.ToolCallCPUMS = float64(cpu1.Calls-cpu0.Calls) / 1e6 / float64(res.ToolCalls)
 		outside := (cpu1.Machine - cpu0.Machine) - (cpu1.Self - cpu0.Self)
 		res.OutsideCPUShare = max(0, outside.Seconds()/(res.OverlappedS*float64(runtime.NumCPU())))
 	}
 	return res, nil
+}
+
+// medianResult is the field-by-field median of several repeats (counts: the last repeat's, and
+// failed calls summed), with the repeats in Runs.
+func medianResult(runs []BenchResult) BenchResult {
+	med := func(f func(BenchResult) float64) float64 {
+		v := make([]float64, len(runs))
+		for i, r := range runs {
+			v[i] = f(r)
+		}
+		return median(v)
+	}
+	last := runs[len(runs)-1]
+	res := BenchResult{
+		OverlappedS:          med(func(r BenchResult) float64 { return r.OverlappedS }),
+		NaiveS:               med(func(r BenchResult) float64 { return r.NaiveS }),
+		Speedup:              med(func(r BenchResult) float64 { return r.Speedup }),
+		DecodeTokensPerS:     med(func(r BenchResult) float64 { return r.DecodeTokensPerS }),
+		EngineOnlyTokensPerS: med(func(r BenchResult) float64 { return r.EngineOnlyTokensPerS }),
+		DecodeShare:          med(func(r BenchResult) float64 { return r.DecodeShare }),
+		GeneratedTokens:      last.GeneratedTokens, ToolCalls: last.ToolCalls,
+		ToolP50MS:       med(func(r BenchResult) float64 { return r.ToolP50MS }),
+		ToolCallCPUMS:   med(func(r BenchResult) float64 { return r.ToolCallCPUMS }),
+		OutsideCPUShare: med(func(r BenchResult) float64 { return r.OutsideCPUShare }),
+		Runs:            runs,
+	}
+	for _, r := range runs {
+		res.FailedToolCalls += r.FailedToolCalls
+	}
+	return res
+}
+
+// median of v (the mean of the middle two for an even count); v is reordered.
+func median(v []float64) float64 {
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // engineOnly generates, for every trajectory, as many tokens as it generated in its rollout, from

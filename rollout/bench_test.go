@@ -14,7 +14,7 @@ import (
 func TestBenchRuns(t *testing.T) {
 	tok := byteTokenizer(t)
 	pool := testPool(t, 4)
-	o := BenchOptions{Rollouts: 8, Groups: 4, Concurrency: 4, MaxTurns: 3, MinTurnTokens: 4, MaxTurnTokens: 8}
+	o := BenchOptions{Rollouts: 8, Groups: 4, Concurrency: 4, MaxTurns: 3, MinTurnTokens: 4, MaxTurnTokens: 8, Repeats: 2}
 	res, err := Bench(ctxT(t), tinyModel(t, tok), tok, pool, o)
 	if err != nil {
 		t.Fatal(err)
@@ -32,6 +32,34 @@ func TestBenchRuns(t *testing.T) {
 		res.OverlappedS <= 0 || res.NaiveS <= 0 || res.EngineOnlyTokensPerS <= 0 ||
 		res.ToolCallCPUMS < 0 || res.OutsideCPUShare < 0 || res.OutsideCPUShare > 1 {
 		t.Errorf("%+v; want %d tokens and %d calls, none failed", res, tokens, calls)
+	}
+	if len(res.Runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(res.Runs))
+	}
+	for _, r := range res.Runs {
+		if r.GeneratedTokens != tokens || r.ToolCalls != calls || r.Speedup != r.NaiveS/r.OverlappedS ||
+			r.DecodeShare != r.DecodeTokensPerS/r.EngineOnlyTokensPerS || r.Runs != nil {
+			t.Errorf("repeat %+v", r)
+		}
+	}
+}
+
+// TestMedianResult pins how repeats combine: each rate and ratio is the median of the repeats'
+// (so a ratio is a median of paired ratios, not a ratio of medians), failed calls add up.
+func TestMedianResult(t *testing.T) {
+	runs := []BenchResult{
+		{OverlappedS: 10, NaiveS: 12, Speedup: 1.2, DecodeTokensPerS: 500, EngineOnlyTokensPerS: 1000, DecodeShare: 0.5, FailedToolCalls: 1, ToolCalls: 7},
+		{OverlappedS: 8, NaiveS: 14, Speedup: 1.75, DecodeTokensPerS: 700, EngineOnlyTokensPerS: 800, DecodeShare: 0.875, ToolCalls: 7},
+		{OverlappedS: 9, NaiveS: 9, Speedup: 1, DecodeTokensPerS: 600, EngineOnlyTokensPerS: 900, DecodeShare: 600.0 / 900, FailedToolCalls: 2, ToolCalls: 7},
+	}
+	res := medianResult(runs)
+	if res.OverlappedS != 9 || res.NaiveS != 12 || res.Speedup != 1.2 || res.DecodeTokensPerS != 600 ||
+		res.EngineOnlyTokensPerS != 900 || res.DecodeShare != 600.0/900 || res.FailedToolCalls != 3 ||
+		res.ToolCalls != 7 || len(res.Runs) != 3 {
+		t.Errorf("%+v", res)
+	}
+	if m := median([]float64{4, 1, 3, 2}); m != 2.5 {
+		t.Errorf("median of 1..4 = %v, want 2.5", m)
 	}
 }
 
