@@ -68,6 +68,10 @@ void gk_rmsnorm_backward(float *dx, float *dw, const float *dy, const float *x, 
 void gk_rope_forward(float *x, const int32_t *pos, int T, int heads, int head_dim, float theta);
 /* dx in place: the inverse rotation (the transpose) of the forward. */
 void gk_rope_backward(float *dx, const int32_t *pos, int T, int heads, int head_dim, float theta);
+/* The forward's angles of rows with positions pos: cs[T, head_dim], cos in the first half of each
+ * row, sin in the second. gk_rope_apply(x, cs, ...) is gk_rope_forward(x, pos, ...), bit for bit. */
+void gk_rope_table(float *cs, const int32_t *pos, int T, int head_dim, float theta);
+void gk_rope_apply(float *x, const float *cs, int T, int heads, int head_dim);
 
 /* ---- attention (attention.c): causal, grouped-query, tiled (O(L) extra memory) ----------- */
 /* q[B, Lq, nh, hd]; k, v[B, Lk, nkv, hd] with Lq <= Lk: query i sits at key position Lk-Lq+i and

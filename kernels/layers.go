@@ -47,6 +47,25 @@ func RoPEForward(x, pos Buf, T, heads, headDim int, theta float32) {
 	C.gk_rope_forward(fp(x), ip(pos), C.int(T), C.int(heads), C.int(headDim), C.float(theta))
 }
 
+// RoPETable writes the angles RoPEForward takes for rows at positions pos into cs[T, headDim]
+// (cos, then sin), for RoPEApply: several tensors of the same rows (a decode step's queries and
+// keys, in every layer) then take cos and sin once per row instead of once per row and call.
+func RoPETable(cs, pos Buf, T, headDim int, theta float32) {
+	ropeCheck("RoPETable", cs, pos, T, 1, headDim)
+	C.gk_rope_table(fp(cs), ip(pos), C.int(T), C.int(headDim), C.float(theta))
+}
+
+// RoPEApply is RoPEForward with the angles of RoPETable: the same bits.
+func RoPEApply(x, cs Buf, T, heads, headDim int) {
+	dims("RoPEApply", "T", T, "heads", heads, "headDim", headDim)
+	if headDim%2 != 0 {
+		panic(fmt.Sprintf("kernels: RoPEApply: headDim %d is odd", headDim))
+	}
+	need("RoPEApply", "x", x, T*heads*headDim, F32)
+	need("RoPEApply", "cs", cs, T*headDim, F32)
+	C.gk_rope_apply(fp(x), fp(cs), C.int(T), C.int(heads), C.int(headDim))
+}
+
 // RoPEBackward maps the gradient of RoPEForward's output to its input, in place.
 func RoPEBackward(dx, pos Buf, T, heads, headDim int, theta float32) {
 	ropeCheck("RoPEBackward", dx, pos, T, heads, headDim)

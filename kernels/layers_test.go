@@ -37,6 +37,38 @@ func TestRoPE(t *testing.T) {
 	closeTo(t, "dx", read(d), want, 1e-4, 1e-4)
 }
 
+// TestRoPETable: RoPEApply with RoPETable's angles is RoPEForward, bit for bit, with the positions
+// beyond the rows (a decode step: RoPEForward takes the angles per row) and within them (a batch:
+// per position), on 1 and 2 threads, serial and parallel sizes.
+func TestRoPETable(t *testing.T) {
+	defer Init(0, 2)
+	for _, threads := range []int{1, 2} {
+		if err := Init(0, threads); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct{ T, heads, hd, maxPos int }{{3, 2, 8, 5000}, {64, 4, 32, 4000}, {64, 8, 64, 4000}, {300, 4, 32, 64}} {
+			r := rand.New(rand.NewPCG(uint64(c.T), uint64(c.hd)))
+			pos := make([]int32, c.T)
+			for i := range pos {
+				pos[i] = int32(r.IntN(c.maxPos))
+			}
+			x := randn(r, c.T*c.heads*c.hd, 1)
+			want, got, cs, pb := buf(t, x), buf(t, x), zeros(t, c.T*c.hd), bufI32(t, pos)
+			RoPEForward(want, pb, c.T, c.heads, c.hd, 1e6)
+			RoPETable(cs, pb, c.T, c.hd, 1e6)
+			RoPEApply(got, cs, c.T, c.heads, c.hd)
+			w, g := make([]float32, want.Len()), make([]float32, got.Len())
+			want.CopyTo(w)
+			got.CopyTo(g)
+			for i := range w {
+				if math.Float32bits(w[i]) != math.Float32bits(g[i]) {
+					t.Fatalf("threads %d, %+v: element %d: table %v, forward %v", threads, c, i, g[i], w[i])
+				}
+			}
+		}
+	}
+}
+
 // Hugging Face pairs dimension i with i + head_dim/2 (not the interleaved 2i, 2i+1 of GPT-J):
 // a unit vector on dimension 0 rotates into dimension head_dim/2.
 func TestRoPERotateHalfConvention(t *testing.T) {

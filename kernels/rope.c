@@ -19,10 +19,29 @@ static void rope_angles(float *cs, const float *invf, int32_t p, int half, float
     }
 }
 
+/* Row t's heads rotated by the angles in c_s (cos in [0, half), sign * sin in [half, 2 half)). */
+static inline void rope_row(float *x, const float *c_s, int heads, int head_dim) {
+    const int half = head_dim / 2;
+    for (int h = 0; h < heads; h++) {
+        float *v = x + (size_t)h * head_dim;
+        for (int i = 0; i < half; i++) {
+            float a = v[i], b = v[i + half], c = c_s[i], s = c_s[half + i];
+            v[i] = a * c - b * s;
+            v[i + half] = b * c + a * s;
+        }
+    }
+}
+
+static float *rope_inv_freq(int head_dim, float theta) {
+    const int half = head_dim / 2;
+    float *invf = malloc(sizeof(float) * (half > 0 ? half : 1));
+    for (int i = 0; i < half; i++) invf[i] = (float)(1.0 / pow((double)theta, (double)(2 * i) / head_dim));
+    return invf;
+}
+
 static void rope_rotate(float *x, const int32_t *pos, int T, int heads, int head_dim, float theta, float sign) {
     int half = head_dim / 2;
-    float *invf = malloc(sizeof(float) * half);
-    for (int i = 0; i < half; i++) invf[i] = (float)(1.0 / pow((double)theta, (double)(2 * i) / head_dim));
+    float *invf = rope_inv_freq(head_dim, theta);
     /* A batch of rows holds each position many times (B rows of 0..L-1): when the positions are no
      * more than the tokens, the angles are taken once per position, into a table, instead of once
      * per token (double cos and sin were most of the op). The same values either way. */
@@ -46,19 +65,27 @@ static void rope_rotate(float *x, const int32_t *pos, int T, int heads, int head
                 c_s = table + (size_t)pos[t] * 2 * half;
             else
                 rope_angles(cs, invf, pos[t], half, sign);
-            for (int h = 0; h < heads; h++) {
-                float *v = x + ((size_t)t * heads + h) * head_dim;
-                for (int i = 0; i < half; i++) {
-                    float a = v[i], b = v[i + half], c = c_s[i], s = c_s[half + i];
-                    v[i] = a * c - b * s;
-                    v[i + half] = b * c + a * s;
-                }
-            }
+            rope_row(x + (size_t)t * heads * head_dim, c_s, heads, head_dim);
         }
         free(cs);
     }
     free(table);
     free(invf);
+}
+
+/* The forward's angles of each row, for several tensors of the same rows (a decode step's queries
+ * and keys in every layer): cos and sin are taken once per row instead of once per row and call. */
+void gk_rope_table(float *cs, const int32_t *pos, int T, int head_dim, float theta) {
+    const int half = head_dim / 2;
+    float *invf = rope_inv_freq(head_dim, theta);
+#pragma omp parallel for num_threads(gk_threads()) schedule(static) if ((long)T * half > 4096)
+    for (int t = 0; t < T; t++) rope_angles(cs + (size_t)t * head_dim, invf, pos[t], half, 1.0f);
+    free(invf);
+}
+
+void gk_rope_apply(float *x, const float *cs, int T, int heads, int head_dim) {
+#pragma omp parallel for num_threads(gk_threads()) schedule(static) if ((long)T * heads * head_dim > 16384)
+    for (int t = 0; t < T; t++) rope_row(x + (size_t)t * heads * head_dim, cs + (size_t)t * head_dim, heads, head_dim);
 }
 
 /* out1 = x1 cos - x2 sin, out2 = x2 cos + x1 sin. */

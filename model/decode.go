@@ -157,6 +157,7 @@ type Decoder struct {
 	MaxTokens        int
 	MaxSeqs          int
 	ids, pos         kernels.Buf // int32 [T]
+	rope             kernels.Buf // [T,hd]: the rows' RoPE angles, taken once a step for every layer
 	x, ln            kernels.Buf // [T,C]
 	q, k, v          kernels.Buf // [T,Q], [T,KV], [T,KV]
 	qRaw, kRaw       kernels.Buf // before q_norm/k_norm (Qwen3)
@@ -253,6 +254,7 @@ func (m *Model) NewDecoder(maxTokens, maxSeqs int) (*Decoder, error) {
 	d.targets = kernels.AllocI32(S)
 	d.all = append(d.all, d.ids, d.pos, d.targets)
 	d.x, d.ln, d.mid = f(T*C), f(T*C), f(T*C)
+	d.rope = f(T * c.HeadDim)
 	d.q, d.k, d.v, d.att = f(T*Q), f(T*KV), f(T*KV), f(T*Q)
 	if c.QKNorm() {
 		d.qRaw, d.kRaw = f(T*Q), f(T*KV)
@@ -313,6 +315,7 @@ func (d *Decoder) Step(in []DecodeInput) error {
 	d.layOut(in)
 	d.ids.CopyFromI32(d.hostIDs[:T])
 	d.pos.CopyFromI32(d.hostPos[:T])
+	kernels.RoPETable(d.rope, d.pos, T, c.HeadDim, float32(c.RopeTheta))
 	var lmHeadPacked kernels.Buf
 	if d.packed != nil {
 		if d.packed.version != d.m.version {
@@ -408,7 +411,7 @@ func (d *Decoder) layer(l int, in []DecodeInput, T int) {
 	w := d.m.w.layers[l]
 	C, I, Q, KV := c.HiddenSize, c.IntermediateSize, c.QDim(), c.KVDim()
 	nh, nkv, hd := c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim
-	eps, theta := float32(c.RMSNormEps), float32(c.RopeTheta)
+	eps := float32(c.RMSNormEps)
 	var p packedLayer
 	if d.packed != nil {
 		p = d.packed.layers[l]
@@ -426,8 +429,8 @@ func (d *Decoder) layer(l int, in []DecodeInput, T int) {
 		kernels.RMSNormForward(d.q, kernels.Buf{}, d.qRaw, w.qNorm, T*nh, hd, eps)
 		kernels.RMSNormForward(d.k, kernels.Buf{}, d.kRaw, w.kNorm, T*nkv, hd, eps)
 	}
-	kernels.RoPEForward(d.q, d.pos, T, nh, hd, theta)
-	kernels.RoPEForward(d.k, d.pos, T, nkv, hd, theta)
+	kernels.RoPEApply(d.q, d.rope, T, nh, hd)
+	kernels.RoPEApply(d.k, d.rope, T, nkv, hd)
 	d.shortAttention(l, in)
 	d.prefillAttention(l, in)
 	linear(d.mid, d.att, w.o, p.o, w.ob, T, Q, C)
