@@ -96,12 +96,14 @@ type Engine struct {
 	turn     int         // where the next capped step starts among the decoding sequences
 	nextID   uint64
 	seeds    *rand.Rand
-	samp     sampler
-	logits   []float32
-	stats    Stats
-	statsMu  sync.Mutex
-	shared   Stats // copy of stats readable outside the loop
-	failErr  error // set when a step failed: the engine refuses new work
+	samps    []sampler // one per sampling worker (sampleRows)
+	// sampleWork is the logits per sampling goroutine (sampleRowsWork when the engine was made).
+	sampleWork int
+	logits     []float32
+	stats      Stats
+	statsMu    sync.Mutex
+	shared     Stats // copy of stats readable outside the loop
+	failErr    error // set when a step failed: the engine refuses new work
 }
 
 // Stats are running totals since New.
@@ -132,8 +134,9 @@ func New(m *model.Model, opts Options) (*Engine, error) {
 	e := &Engine{
 		m: m, opts: opts, dec: dec,
 		cmds: make(chan func(), 64), quit: make(chan struct{}), done: make(chan struct{}),
-		seeds:  rand.New(rand.NewPCG(opts.Seed, 0x51ed)),
-		logits: make([]float32, opts.MaxSeqs*m.Config.VocabSize),
+		seeds:      rand.New(rand.NewPCG(opts.Seed, 0x51ed)),
+		logits:     make([]float32, opts.MaxSeqs*m.Config.VocabSize),
+		sampleWork: sampleRowsWork,
 	}
 	go e.loop()
 	return e, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -145,6 +146,19 @@ func TestSeedReproducibleAcrossBatches(t *testing.T) {
 	t.Logf("max |alone − in a batch| logprob: %.3g", worst)
 	if worst > 1e-5 {
 		t.Errorf("logprobs differ between the runs by %g", worst)
+	}
+	// The rows of a step are sampled by several goroutines when there are many: the same tokens
+	// as one goroutine gives, for every sequence of the crowd.
+	defer func(w int) { sampleRowsWork = w }(sampleRowsWork)
+	var outs [2][]Output
+	for i, work := range []int{1 << 30, 1} {
+		sampleRowsWork = work
+		outs[i] = run(t, newEngine(t, m, Options{MaxSeqs: 16, StepTokens: 64}), crowd)
+	}
+	for i := range crowd {
+		if !slices.Equal(outs[0][i].Tokens, outs[1][i].Tokens) {
+			t.Errorf("sequence %d: one sampling goroutine %v, %d of them %v", i, outs[0][i].Tokens, runtime.GOMAXPROCS(0), outs[1][i].Tokens)
+		}
 	}
 	other := target
 	other.Sampling.Seed = seed(43)

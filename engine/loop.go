@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"runtime"
+	"sync"
 
 	"gorstar/model"
 )
@@ -172,14 +173,8 @@ func (e *Engine) step() {
 			e.stats.PromptTokens += int64(n)
 		}
 		targets[i] = -1
-		if len(s.pending) == 0 {
-			row := e.logits[i*V : (i+1)*V]
-			if s.req.TopLogProbs > 0 {
-				tops[i] = topLogProbs(row, s.req.TopLogProbs)
-			}
-			targets[i] = e.samp.sample(row, s.req.Sampling, s.rng)
-		}
 	}
+	e.sampleRows(seqs, V, targets, tops)
 	logprobs := make([]float32, len(in))
 	e.dec.LogProbs(targets, logprobs)
 	for i, s := range seqs {
@@ -188,6 +183,49 @@ func (e *Engine) step() {
 		}
 	}
 }
+
+// sampleRows draws the next token of every sequence of the step that has fed all its pending
+// tokens, from its row of e.logits, into targets (and its top log-probabilities into tops). Each
+// row depends only on its logits, its sampling and its own random stream, so the rows are split
+// among a few goroutines when there are many: the kernels' threads are idle meanwhile, and at a
+// large vocabulary one thread's exponentials were several percent of a decode step.
+func (e *Engine) sampleRows(seqs []*Sequence, V int, targets []int32, tops [][]TokenLogProb) {
+	rows := func(w *sampler, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s := seqs[i]
+			if len(s.pending) != 0 {
+				continue
+			}
+			row := e.logits[i*V : (i+1)*V]
+			if s.req.TopLogProbs > 0 {
+				tops[i] = topLogProbs(row, s.req.TopLogProbs)
+			}
+			targets[i] = w.sample(row, s.req.Sampling, s.rng)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(seqs)*V/max(e.sampleWork, 1)))
+	for len(e.samps) < workers {
+		e.samps = append(e.samps, sampler{})
+	}
+	if workers == 1 {
+		rows(&e.samps[0], 0, len(seqs))
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := len(seqs)*w/workers, len(seqs)*(w+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rows(&e.samps[w], lo, hi)
+		}()
+	}
+	wg.Wait()
+}
+
+// sampleRowsWork is the logits per sampling goroutine, about 80 µs of exponentials (a variable:
+// tests lower it to sample every step in parallel).
+var sampleRowsWork = 1 << 13
 
 // sharePrefix runs before s's prompt gets a prefill chunk. When another admitted sequence shares
 // a longer prefix of the prompt than s has computed (the n samples of one prompt, GRPO's group,
