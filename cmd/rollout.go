@@ -313,6 +313,8 @@ func rolloutBench(c *cli.Context) error {
 		"%.0f without tools (%.0f%%); %d tokens, %d tool calls (%d failed), tool p50 %.0f ms\n", median,
 		res.OverlappedS, res.NaiveS, res.Speedup, res.DecodeTokensPerS, res.EngineOnlyTokensPerS,
 		100*res.DecodeShare, res.GeneratedTokens, res.ToolCalls, res.FailedToolCalls, res.ToolP50MS)
+	fmt.Fprintf(c.App.Writer, "with the %d appended tool-turn tokens, the engine ran %.0f%% of its rate alone during the overlapped run\n",
+		res.AppendedTokens, 100*res.RowShare)
 	if res.OutsideCPUShare > 0 {
 		fmt.Fprintf(c.App.Writer, "during the overlapped run: each call's own processes %.1f ms of CPU; outside this process "+
 			"(the sandbox, and anything else on the machine) %.0f%% of all cores\n", res.ToolCallCPUMS, 100*res.OutsideCPUShare)

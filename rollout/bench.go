@@ -51,10 +51,16 @@ type BenchResult struct {
 	DecodeTokensPerS     float64 `json:"decode_tokens_per_s"`
 	EngineOnlyTokensPerS float64 `json:"engine_only_tokens_per_s"`
 	DecodeShare          float64 `json:"decode_share"`
-	GeneratedTokens      int     `json:"generated_tokens"`
-	ToolCalls            int     `json:"tool_calls"`
-	FailedToolCalls      int     `json:"failed_tool_calls"`
-	ToolP50MS            float64 `json:"tool_p50_ms"`
+	// AppendedTokens are the tool turns' tokens the overlapped run appended (each runs through
+	// every layer, as a generated token does, but is not counted as decoded); RowShare is the
+	// generated plus appended tokens per second of the overlapped run over the engine alone's
+	// tokens per second: how fast the engine worked during the rollouts, whatever the format adds.
+	AppendedTokens  int     `json:"appended_tokens"`
+	RowShare        float64 `json:"row_share"`
+	GeneratedTokens int     `json:"generated_tokens"`
+	ToolCalls       int     `json:"tool_calls"`
+	FailedToolCalls int     `json:"failed_tool_calls"`
+	ToolP50MS       float64 `json:"tool_p50_ms"`
 	// Where the overlapped run's CPU went (absent where it cannot be read): the calls' own processes
 	// per call, and everything outside this process — the sandboxes' supervisors, templates and
 	// calls, and whatever else ran on the machine — as a share of all cores over the run. On a
@@ -183,8 +189,16 @@ func benchOnce(ctx context.Context, eng *engine.Engine, run func(bool, []data.Pr
 	if res.OverlappedS > 0 {
 		res.Speedup = res.NaiveS / res.OverlappedS
 	}
-	if only > 0 {
+	for _, t := range ts {
+		for _, generated := range t.LossMask {
+			if !generated {
+				res.AppendedTokens++
+			}
+		}
+	}
+	if only > 0 && res.OverlappedS > 0 {
 		res.DecodeShare = res.DecodeTokensPerS / only
+		res.RowShare = float64(res.GeneratedTokens+res.AppendedTokens) / res.OverlappedS / only
 	}
 	if cpu0.OK && cpu1.OK && res.ToolCalls > 0 && res.OverlappedS > 0 {
 		res.ToolCallCPUMS = float64(cpu1.Calls-cpu0.Calls) / 1e6 / float64(res.ToolCalls)
@@ -212,7 +226,8 @@ func medianResult(runs []BenchResult) BenchResult {
 		DecodeTokensPerS:     med(func(r BenchResult) float64 { return r.DecodeTokensPerS }),
 		EngineOnlyTokensPerS: med(func(r BenchResult) float64 { return r.EngineOnlyTokensPerS }),
 		DecodeShare:          med(func(r BenchResult) float64 { return r.DecodeShare }),
-		GeneratedTokens:      last.GeneratedTokens, ToolCalls: last.ToolCalls,
+		RowShare:             med(func(r BenchResult) float64 { return r.RowShare }),
+		GeneratedTokens:      last.GeneratedTokens, ToolCalls: last.ToolCalls, AppendedTokens: last.AppendedTokens,
 		ToolP50MS:       med(func(r BenchResult) float64 { return r.ToolP50MS }),
 		ToolCallCPUMS:   med(func(r BenchResult) float64 { return r.ToolCallCPUMS }),
 		OutsideCPUShare: med(func(r BenchResult) float64 { return r.OutsideCPUShare }),

@@ -38,7 +38,8 @@ func TestBenchRuns(t *testing.T) {
 	}
 	for _, r := range res.Runs {
 		if r.GeneratedTokens != tokens || r.ToolCalls != calls || r.Speedup != r.NaiveS/r.OverlappedS ||
-			r.DecodeShare != r.DecodeTokensPerS/r.EngineOnlyTokensPerS || r.Runs != nil {
+			r.DecodeShare != r.DecodeTokensPerS/r.EngineOnlyTokensPerS || r.Runs != nil ||
+			r.AppendedTokens < calls || r.RowShare <= r.DecodeShare {
 			t.Errorf("repeat %+v", r)
 		}
 	}
