@@ -16,6 +16,7 @@ import (
 	"gorstar/config"
 	"gorstar/internal/outpath"
 	"gorstar/internal/progress"
+	"gorstar/internal/stats"
 	"gorstar/internal/usererr"
 	"gorstar/kernels"
 	"gorstar/model"
@@ -70,6 +71,7 @@ func modelCommand() *cli.Command {
 					&cli.IntFlag{Name: "batch", Usage: "sequences per step (default 16 on tiny, 8 otherwise; with --generate each of 1, 2, 4, …, 64)"},
 					&cli.IntFlag{Name: "seq", Usage: "tokens per sequence (default 256 on tiny, 512 otherwise)"},
 					&cli.IntFlag{Name: "steps", Value: 3, Usage: "timed steps (after one warm-up step)"},
+					&cli.IntFlag{Name: "repeat", Value: 1, Usage: "with --train: measure SGEMM, the steps and SGEMM again `N` times in turn and report medians (a shared machine's speed drifts)"},
 					&cli.IntFlag{Name: "recompute", Usage: "recompute the activations of the first `N` layers in backward (default model.recompute_layers)"},
 					&cli.BoolFlag{Name: "compare-torch", Usage: "also run bench/qwen3_torch.py train-bench on the same shapes and threads"},
 					&cli.StringFlag{Name: "torch-script", Value: filepath.Join("bench", "qwen3_torch.py"), Usage: "the PyTorch reference `SCRIPT`"},
@@ -242,7 +244,7 @@ func modelBench(c *cli.Context) error {
 		if c.IsSet("batch") && c.Int("batch") < 1 {
 			return usererr.New("--batch: must be in 1..4096, got %d", c.Int("batch"))
 		}
-		for _, f := range []string{"seq", "steps", "recompute"} {
+		for _, f := range []string{"seq", "steps", "recompute", "repeat"} {
 			if c.IsSet(f) {
 				return usererr.New("model bench: --%s applies to --train", f)
 			}
@@ -301,6 +303,7 @@ func modelBench(c *cli.Context) error {
 		inRange("--batch", batch, 1, 1<<16),
 		inRange("--seq", seq, 2, max(2, m.Config.MaxPositionEmbeddings)),
 		inRange("--steps", c.Int("steps"), 1, 1<<20),
+		inRange("--repeat", c.Int("repeat"), 1, 1000),
 		inRange("--recompute", m.Recompute, 0, m.Config.NumHiddenLayers),
 	); err != nil {
 		return usererr.New("model bench %s: %v", name, err)
@@ -312,25 +315,44 @@ func modelBench(c *cli.Context) error {
 	threads := kernels.Threads()
 	// The ceiling, measured in the same run on the same threads: SGEMM on the step's MLP shapes,
 	// before and after the steps (a shared machine's speed drifts over a run; the mean is the
-	// reference, both are reported).
-	var res model.TrainBench
-	before, after, err := model.SGEMMRate(c.Context, m.Config, batch*seq, time.Second, func() (err error) {
-		res, err = model.BenchmarkTrain(c.Context, m, batch, seq, c.Int("steps"), uint64(o.Seed))
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	sgemm := (before + after) / 2
+	// reference, both are reported). With --repeat, that N times, and the medians.
 	flops := m.Config.TrainFLOPsPerToken(seq)
-	stepGFLOPS := flops * res.TokensPerSecond / 1e9
-	out := map[string]any{
-		"mode": "train", "model": name, "batch": batch, "seq": seq, "steps": res.Steps, "threads": threads,
-		"backend": kernels.Backend(), "seconds": res.Seconds, "tokens_per_s": res.TokensPerSecond,
-		"num_params": m.Config.NumParams(), "gomaxprocs": runtime.GOMAXPROCS(0),
-		"gflop_per_token": flops / 1e9, "step_gflops": stepGFLOPS, "sgemm_gflops": sgemm,
-		"sgemm_gflops_before": before, "sgemm_gflops_after": after, "sgemm_fraction": stepGFLOPS / sgemm,
+	var repeats []map[string]any
+	var last model.TrainBench
+	for range c.Int("repeat") {
+		var res model.TrainBench
+		before, after, err := model.SGEMMRate(c.Context, m.Config, batch*seq, time.Second, func() (err error) {
+			res, err = model.BenchmarkTrain(c.Context, m, batch, seq, c.Int("steps"), uint64(o.Seed))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		sgemm, stepGFLOPS := (before+after)/2, flops*res.TokensPerSecond/1e9
+		repeats = append(repeats, map[string]any{"tokens_per_s": res.TokensPerSecond, "seconds": res.Seconds,
+			"step_gflops": stepGFLOPS, "sgemm_gflops": sgemm, "sgemm_gflops_before": before,
+			"sgemm_gflops_after": after, "sgemm_fraction": stepGFLOPS / sgemm})
+		last = res
 	}
+	out := map[string]any{
+		"mode": "train", "model": name, "batch": batch, "seq": seq, "steps": last.Steps, "threads": threads,
+		"backend": kernels.Backend(), "num_params": m.Config.NumParams(), "gomaxprocs": runtime.GOMAXPROCS(0),
+		"gflop_per_token": flops / 1e9,
+	}
+	// One repeat's figures as they are; several: the median of each (the fraction is the median of
+	// each repeat's own, not the ratio of the medians).
+	for _, k := range []string{"tokens_per_s", "seconds", "step_gflops", "sgemm_gflops", "sgemm_gflops_before",
+		"sgemm_gflops_after", "sgemm_fraction"} {
+		v := make([]float64, len(repeats))
+		for i, r := range repeats {
+			v[i] = r[k].(float64)
+		}
+		out[k] = stats.Median(v)
+	}
+	if len(repeats) > 1 {
+		out["repeats"] = repeats
+	}
+	tokensPerS, stepGFLOPS, sgemm := out["tokens_per_s"].(float64), out["step_gflops"].(float64), out["sgemm_gflops"].(float64)
 	if c.Bool("compare-torch") {
 		if skip := torchMissing(c, flagOr(c, "python", "/usr/bin/python3")); skip != "" {
 			out["torch_skipped"] = skip
@@ -343,14 +365,23 @@ func modelBench(c *cli.Context) error {
 				return err
 			}
 			out["torch_tokens_per_s"] = torch
-			out["ratio"] = res.TokensPerSecond / torch
+			out["ratio"] = tokensPerS / torch
 		}
 	}
 	if o.JSON {
 		return printJSON(c, out)
 	}
-	fmt.Fprintf(c.App.Writer, "%s %d×%d, %d threads (%s): %.0f tokens/s = %.1f GFLOP/s (%.3f GFLOP a token), %.0f%% of SGEMM's %.1f GFLOP/s on the step's shapes\n",
-		name, batch, seq, threads, kernels.Backend(), res.TokensPerSecond, stepGFLOPS, flops/1e9, 100*stepGFLOPS/sgemm, sgemm)
+	median := ""
+	if len(repeats) > 1 {
+		for i, r := range repeats {
+			fmt.Fprintf(c.App.Writer, "repeat %d: %.0f tokens/s = %.1f GFLOP/s, %.0f%% of SGEMM's %.1f GFLOP/s (%.1f before, %.1f after)\n",
+				i+1, r["tokens_per_s"], r["step_gflops"], 100*r["sgemm_fraction"].(float64), r["sgemm_gflops"],
+				r["sgemm_gflops_before"], r["sgemm_gflops_after"])
+		}
+		median = fmt.Sprintf("median of %d: ", len(repeats))
+	}
+	fmt.Fprintf(c.App.Writer, "%s%s %d×%d, %d threads (%s): %.0f tokens/s = %.1f GFLOP/s (%.3f GFLOP a token), %.0f%% of SGEMM's %.1f GFLOP/s on the step's shapes\n",
+		median, name, batch, seq, threads, kernels.Backend(), tokensPerS, stepGFLOPS, flops/1e9, 100*out["sgemm_fraction"].(float64), sgemm)
 	if t, ok := out["torch_tokens_per_s"].(float64); ok {
 		fmt.Fprintf(c.App.Writer, "pytorch: %.0f tokens/s; gorstar/pytorch = %.2f\n", t, out["ratio"])
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -158,6 +159,32 @@ func TestModelBenchRuns(t *testing.T) {
 	before, after := out["sgemm_gflops_before"].(float64), out["sgemm_gflops_after"].(float64)
 	if step <= 0 || sgemm <= 0 || sgemm != (before+after)/2 || out["sgemm_fraction"].(float64) != step/sgemm {
 		t.Fatalf("bench: step %v GFLOP/s, sgemm %v, fraction %v", step, sgemm, out["sgemm_fraction"])
+	}
+	if _, ok := out["repeats"]; ok {
+		t.Errorf("one repeat listed: %v", out)
+	}
+	// --repeat 3: each repeat's figures, and the medians (the fraction is each repeat's own).
+	r = runCLI(t, "model", "bench", "--preset", "tiny", "--train", "--batch", "2", "--seq", "16", "--steps", "1", "--repeat", "3", "--json")
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	out = decodeJSON(t, r)
+	reps, _ := out["repeats"].([]any)
+	if len(reps) != 3 {
+		t.Fatalf("repeats: %v", out["repeats"])
+	}
+	var fractions []float64
+	for _, rep := range reps {
+		m := rep.(map[string]any)
+		f := m["sgemm_fraction"].(float64)
+		if f != m["step_gflops"].(float64)/m["sgemm_gflops"].(float64) {
+			t.Errorf("repeat %v", m)
+		}
+		fractions = append(fractions, f)
+	}
+	slices.Sort(fractions)
+	if out["sgemm_fraction"].(float64) != fractions[1] {
+		t.Errorf("fraction %v, want the median of %v", out["sgemm_fraction"], fractions)
 	}
 }
 

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"time"
 
 	"gorstar/chat"
 	"gorstar/data"
 	"gorstar/engine"
 	"gorstar/exec"
+	"gorstar/internal/stats"
 	"gorstar/model"
 	"gorstar/tokenizer"
 )
@@ -216,7 +216,7 @@ func medianResult(runs []BenchResult) BenchResult {
 		for i, r := range runs {
 			v[i] = f(r)
 		}
-		return median(v)
+		return stats.Median(v)
 	}
 	last := runs[len(runs)-1]
 	res := BenchResult{
@@ -237,16 +237,6 @@ func medianResult(runs []BenchResult) BenchResult {
 		res.FailedToolCalls += r.FailedToolCalls
 	}
 	return res
-}
-
-// median of v (the mean of the middle two for an even count); v is reordered.
-func median(v []float64) float64 {
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // engineOnly generates, for every trajectory, as many tokens as it generated in its rollout, from
