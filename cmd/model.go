@@ -317,7 +317,7 @@ func modelBench(c *cli.Context) error {
 	// before and after the steps (a shared machine's speed drifts over a run; the mean is the
 	// reference, both are reported). With --repeat, that N times, and the medians.
 	flops := m.Config.TrainFLOPsPerToken(seq)
-	var repeats []map[string]any
+	var repeats []trainRepeat
 	var last model.TrainBench
 	for range c.Int("repeat") {
 		var res model.TrainBench
@@ -328,31 +328,23 @@ func modelBench(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		sgemm, stepGFLOPS := (before+after)/2, flops*res.TokensPerSecond/1e9
-		repeats = append(repeats, map[string]any{"tokens_per_s": res.TokensPerSecond, "seconds": res.Seconds,
-			"step_gflops": stepGFLOPS, "sgemm_gflops": sgemm, "sgemm_gflops_before": before,
-			"sgemm_gflops_after": after, "sgemm_fraction": stepGFLOPS / sgemm})
-		last = res
+		r := trainRepeat{TokensPerS: res.TokensPerSecond, Seconds: res.Seconds, StepGFLOPS: flops * res.TokensPerSecond / 1e9,
+			SGEMM: (before + after) / 2, Before: before, After: after}
+		r.Fraction = r.StepGFLOPS / r.SGEMM
+		repeats, last = append(repeats, r), res
 	}
+	mr := medianTrain(repeats)
+	tokensPerS, stepGFLOPS, sgemm, fraction := mr.TokensPerS, mr.StepGFLOPS, mr.SGEMM, mr.Fraction
 	out := map[string]any{
 		"mode": "train", "model": name, "batch": batch, "seq": seq, "steps": last.Steps, "threads": threads,
 		"backend": kernels.Backend(), "num_params": m.Config.NumParams(), "gomaxprocs": runtime.GOMAXPROCS(0),
-		"gflop_per_token": flops / 1e9,
-	}
-	// One repeat's figures as they are; several: the median of each (the fraction is the median of
-	// each repeat's own, not the ratio of the medians).
-	for _, k := range []string{"tokens_per_s", "seconds", "step_gflops", "sgemm_gflops", "sgemm_gflops_before",
-		"sgemm_gflops_after", "sgemm_fraction"} {
-		v := make([]float64, len(repeats))
-		for i, r := range repeats {
-			v[i] = r[k].(float64)
-		}
-		out[k] = stats.Median(v)
+		"gflop_per_token": flops / 1e9, "tokens_per_s": tokensPerS, "seconds": mr.Seconds,
+		"step_gflops": stepGFLOPS, "sgemm_gflops": sgemm, "sgemm_gflops_before": mr.Before,
+		"sgemm_gflops_after": mr.After, "sgemm_fraction": fraction,
 	}
 	if len(repeats) > 1 {
 		out["repeats"] = repeats
 	}
-	tokensPerS, stepGFLOPS, sgemm := out["tokens_per_s"].(float64), out["step_gflops"].(float64), out["sgemm_gflops"].(float64)
 	if c.Bool("compare-torch") {
 		if skip := torchMissing(c, flagOr(c, "python", "/usr/bin/python3")); skip != "" {
 			out["torch_skipped"] = skip
@@ -375,17 +367,42 @@ func modelBench(c *cli.Context) error {
 	if len(repeats) > 1 {
 		for i, r := range repeats {
 			fmt.Fprintf(c.App.Writer, "repeat %d: %.0f tokens/s = %.1f GFLOP/s, %.0f%% of SGEMM's %.1f GFLOP/s (%.1f before, %.1f after)\n",
-				i+1, r["tokens_per_s"], r["step_gflops"], 100*r["sgemm_fraction"].(float64), r["sgemm_gflops"],
-				r["sgemm_gflops_before"], r["sgemm_gflops_after"])
+				i+1, r.TokensPerS, r.StepGFLOPS, 100*r.Fraction, r.SGEMM, r.Before, r.After)
 		}
 		median = fmt.Sprintf("median of %d: ", len(repeats))
 	}
 	fmt.Fprintf(c.App.Writer, "%s%s %d×%d, %d threads (%s): %.0f tokens/s = %.1f GFLOP/s (%.3f GFLOP a token), %.0f%% of SGEMM's %.1f GFLOP/s on the step's shapes\n",
-		median, name, batch, seq, threads, kernels.Backend(), tokensPerS, stepGFLOPS, flops/1e9, 100*out["sgemm_fraction"].(float64), sgemm)
+		median, name, batch, seq, threads, kernels.Backend(), tokensPerS, stepGFLOPS, flops/1e9, 100*fraction, sgemm)
 	if t, ok := out["torch_tokens_per_s"].(float64); ok {
 		fmt.Fprintf(c.App.Writer, "pytorch: %.0f tokens/s; gorstar/pytorch = %.2f\n", t, out["ratio"])
 	}
 	return nil
+}
+
+// trainRepeat is one (SGEMM, training steps, SGEMM) measurement of `model bench --train`.
+type trainRepeat struct {
+	TokensPerS float64 `json:"tokens_per_s"`
+	Seconds    float64 `json:"seconds"`
+	StepGFLOPS float64 `json:"step_gflops"`
+	SGEMM      float64 `json:"sgemm_gflops"` // the mean of Before and After
+	Before     float64 `json:"sgemm_gflops_before"`
+	After      float64 `json:"sgemm_gflops_after"`
+	Fraction   float64 `json:"sgemm_fraction"` // StepGFLOPS / SGEMM
+}
+
+// medianTrain is the field-by-field median of the repeats (one repeat: itself). The fraction is the
+// median of each repeat's own, not the ratio of the medians.
+func medianTrain(rs []trainRepeat) trainRepeat {
+	med := func(f func(trainRepeat) float64) float64 { return stats.MedianOf(rs, f) }
+	return trainRepeat{
+		TokensPerS: med(func(r trainRepeat) float64 { return r.TokensPerS }),
+		Seconds:    med(func(r trainRepeat) float64 { return r.Seconds }),
+		StepGFLOPS: med(func(r trainRepeat) float64 { return r.StepGFLOPS }),
+		SGEMM:      med(func(r trainRepeat) float64 { return r.SGEMM }),
+		Before:     med(func(r trainRepeat) float64 { return r.Before }),
+		After:      med(func(r trainRepeat) float64 { return r.After }),
+		Fraction:   med(func(r trainRepeat) float64 { return r.Fraction }),
+	}
 }
 
 // encodeText tokenizes text with the model directory's tokenizer.json, special tokens included.

@@ -32,12 +32,17 @@ func RMSNormBackward(dx, dw, dy, x, w, rstd Buf, T, C_ int) {
 }
 
 func ropeCheck(op string, x, pos Buf, T, heads, headDim int) {
+	ropeShape(op, x, T, heads, headDim)
+	need(op, "pos", pos, T, I32)
+}
+
+// ropeShape checks x[T, heads, headDim] with an even headDim.
+func ropeShape(op string, x Buf, T, heads, headDim int) {
 	dims(op, "T", T, "heads", heads, "headDim", headDim)
 	if headDim%2 != 0 {
 		panic(fmt.Sprintf("kernels: %s: headDim %d is odd", op, headDim))
 	}
 	need(op, "x", x, T*heads*headDim, F32)
-	need(op, "pos", pos, T, I32)
 }
 
 // RoPEForward rotates x[T, heads, headDim] in place by pos[t] * theta^(-2i/headDim), Hugging Face
@@ -57,11 +62,7 @@ func RoPETable(cs, pos Buf, T, headDim int, theta float32) {
 
 // RoPEApply is RoPEForward with the angles of RoPETable: the same bits.
 func RoPEApply(x, cs Buf, T, heads, headDim int) {
-	dims("RoPEApply", "T", T, "heads", heads, "headDim", headDim)
-	if headDim%2 != 0 {
-		panic(fmt.Sprintf("kernels: RoPEApply: headDim %d is odd", headDim))
-	}
-	need("RoPEApply", "x", x, T*heads*headDim, F32)
+	ropeShape("RoPEApply", x, T, heads, headDim)
 	need("RoPEApply", "cs", cs, T*headDim, F32)
 	C.gk_rope_apply(fp(x), fp(cs), C.int(T), C.int(heads), C.int(headDim))
 }

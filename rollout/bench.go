@@ -190,11 +190,7 @@ func benchOnce(ctx context.Context, eng *engine.Engine, run func(bool, []data.Pr
 		res.Speedup = res.NaiveS / res.OverlappedS
 	}
 	for _, t := range ts {
-		for _, generated := range t.LossMask {
-			if !generated {
-				res.AppendedTokens++
-			}
-		}
+		res.AppendedTokens += len(t.ResponseIDs) - t.GeneratedTokens
 	}
 	if only > 0 && res.OverlappedS > 0 {
 		res.DecodeShare = res.DecodeTokensPerS / only
@@ -211,13 +207,7 @@ func benchOnce(ctx context.Context, eng *engine.Engine, run func(bool, []data.Pr
 // medianResult is the field-by-field median of several repeats (counts: the last repeat's, and
 // failed calls summed), with the repeats in Runs.
 func medianResult(runs []BenchResult) BenchResult {
-	med := func(f func(BenchResult) float64) float64 {
-		v := make([]float64, len(runs))
-		for i, r := range runs {
-			v[i] = f(r)
-		}
-		return stats.Median(v)
-	}
+	med := func(f func(BenchResult) float64) float64 { return stats.MedianOf(runs, f) }
 	last := runs[len(runs)-1]
 	res := BenchResult{
 		OverlappedS:          med(func(r BenchResult) float64 { return r.OverlappedS }),

@@ -15,3 +15,12 @@ func Median(v []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
+
+// MedianOf is the Median of f over xs: one field of several benchmark repeats.
+func MedianOf[T any](xs []T, f func(T) float64) float64 {
+	v := make([]float64, len(xs))
+	for i, x := range xs {
+		v[i] = f(x)
+	}
+	return Median(v)
+}
