@@ -16,6 +16,7 @@ import (
 
 	"gorstar/config"
 	"gorstar/exec"
+	"gorstar/internal/progress"
 	"gorstar/internal/usererr"
 )
 
@@ -100,7 +101,11 @@ func execConfigOf(c *cli.Context, o Options) (config.Exec, error) {
 
 // startPool starts the pool and says loudly when code runs without isolation.
 func startPool(ctx context.Context, c *cli.Context, o Options, cfg config.Exec) (*exec.Pool, error) {
-	p, err := exec.NewPool(ctx, cfg)
+	bar := progress.New(int64(exec.PoolSize(cfg)), "exec: starting workers",
+		progress.Options{Out: c.App.ErrWriter, Quiet: o.Quiet, TerminalOnly: true})
+	t0 := time.Now()
+	p, err := exec.NewPool(ctx, cfg, exec.OnWorkerStarted(func(done, _ int) { bar.Set(int64(done)) }))
+	bar.Finish()
 	if errors.Is(err, exec.ErrNoSandbox) {
 		return nil, usererr.New("exec: %v", err)
 	}
@@ -112,7 +117,8 @@ func startPool(ctx context.Context, c *cli.Context, o Options, cfg config.Exec) 
 		fmt.Fprintln(stderr, "gorstar: WARNING: --sandbox=none: tool code runs WITHOUT isolation, with your user's rights, network and files.")
 	}
 	if !o.Quiet {
-		fmt.Fprintf(stderr, "exec: %d warm workers, sandbox %s, python %s\n", p.Workers(), p.Sandbox(), p.Python())
+		fmt.Fprintf(stderr, "exec: %d warm workers in %.1f s, sandbox %s, python %s\n", p.Workers(),
+			time.Since(t0).Seconds(), p.Sandbox(), p.Python())
 		if m := p.MissingModules(); len(m) > 0 {
 			fmt.Fprintf(stderr, "exec: not installed, not pre-imported: %s\n", strings.Join(m, ", "))
 		}

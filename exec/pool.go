@@ -65,9 +65,33 @@ type job struct {
 // maxCallTimeout bounds a per-call timeout asked for by a caller.
 const maxCallTimeout = 10 * time.Minute
 
+// PoolOption adjusts how NewPool starts a pool.
+type PoolOption func(*poolStart)
+
+type poolStart struct{ started func(done, total int) }
+
+// OnWorkerStarted has NewPool call f each time a worker is ready, with the count so far and the
+// pool's size (from several goroutines, one call at a time): starting many workers, each importing
+// its modules, takes a while (64 took 38 s on 2 cores here), and a command can show it.
+func OnWorkerStarted(f func(done, total int)) PoolOption {
+	return func(s *poolStart) { s.started = f }
+}
+
+// PoolSize is the number of workers NewPool starts for cfg: exec.workers, or 2 per core when 0.
+func PoolSize(cfg config.Exec) int {
+	if cfg.Workers == 0 {
+		return 2 * runtime.NumCPU()
+	}
+	return cfg.Workers
+}
+
 // NewPool starts cfg.Workers sandboxed zygotes (2 per core when 0). It fails with ErrNoSandbox
 // when no sandbox is available and cfg.Sandbox is not "none".
-func NewPool(ctx context.Context, cfg config.Exec) (*Pool, error) {
+func NewPool(ctx context.Context, cfg config.Exec, opts ...PoolOption) (*Pool, error) {
+	var start poolStart
+	for _, o := range opts {
+		o(&start)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -76,10 +100,7 @@ func NewPool(ctx context.Context, cfg config.Exec) (*Pool, error) {
 		return nil, err
 	}
 	sb.tmpMB = cfg.TmpMB
-	n := cfg.Workers
-	if n == 0 {
-		n = 2 * runtime.NumCPU()
-	}
+	n := PoolSize(cfg)
 	cpu := cfg.CPUSeconds
 	p := &Pool{
 		cfg: cfg, sb: sb, prefixes: prefixes,
@@ -99,6 +120,8 @@ func NewPool(ctx context.Context, cfg config.Exec) (*Pool, error) {
 	// limit, which is meant for one start, not for a queue of them.
 	starting := make(chan struct{}, max(1, runtime.NumCPU()))
 	var wg sync.WaitGroup
+	var startedMu sync.Mutex
+	started := 0
 	for i := range p.slots {
 		p.slots[i] = &slot{idx: i, private: make(chan *job, 64)}
 		wg.Add(1)
@@ -112,6 +135,12 @@ func NewPool(ctx context.Context, cfg config.Exec) (*Pool, error) {
 			}
 			defer func() { <-starting }()
 			s.w, errs[s.idx] = startWorker(ctx, p.sb, p.prefixes, p.zygoteConf(s.idx))
+			if errs[s.idx] == nil && start.started != nil {
+				startedMu.Lock()
+				started++
+				start.started(started, n)
+				startedMu.Unlock()
+			}
 		}(p.slots[i])
 	}
 	wg.Wait()

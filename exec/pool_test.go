@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ const testSandboxEnv = "GORSTAR_TEST_SANDBOX"
 // newTestPool starts a pool through the real sandbox cfg.Sandbox names — for auto, whichever
 // the machine has (bwrap, else gorstar's namespaces), as gorstar itself picks — or skips when
 // python3 or that sandbox is absent.
-func newTestPool(t testing.TB, cfg config.Exec) *Pool {
+func newTestPool(t testing.TB, cfg config.Exec, opts ...PoolOption) *Pool {
 	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not on PATH: the sandbox tests need a real interpreter")
@@ -58,7 +59,7 @@ func newTestPool(t testing.TB, cfg config.Exec) *Pool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := NewPool(ctx, cfg)
+	p, err := NewPool(ctx, cfg, opts...)
 	if err != nil {
 		t.Fatalf("NewPool: %v", err)
 	}
@@ -163,6 +164,28 @@ func manyAssignments(n int) string {
 }
 
 // Workers that fail to start are reported in one line: how many, and the first reason.
+// TestOnWorkerStarted: the callback hears of every worker once, counting up to the pool's size
+// (2 per core when exec.workers is 0), before NewPool returns.
+func TestOnWorkerStarted(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workers = 0
+	var got []int
+	total := -1
+	p := newTestPool(t, cfg, OnWorkerStarted(func(done, n int) {
+		got = append(got, done)
+		total = n
+	}))
+	want := p.Workers()
+	if want != 2*runtime.NumCPU() || total != want || len(got) != want {
+		t.Fatalf("pool of %d workers (want %d): callback %d times, total %d", want, 2*runtime.NumCPU(), len(got), total)
+	}
+	for i, d := range got {
+		if d != i+1 {
+			t.Fatalf("callback counts %v, want 1..%d", got, want)
+		}
+	}
+}
+
 func TestStartFailuresOneLine(t *testing.T) {
 	bad := errors.New("start zygote: not ready after 2 minutes")
 	for _, c := range []struct {
