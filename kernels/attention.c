@@ -63,11 +63,11 @@ static inline void visible_range(int p, int first, int j0, int nk, int *lo, int 
     *hi = h < 0 ? 0 : (h > nk ? nk : h);
 }
 
-/* exp over a row with the masked head and tail zeroed. */
+/* exp over a row less its maximum (sub), with the masked head and tail zeroed. */
 GK_VECTORIZED
 static void exp_row(float *row, float sub, int lo, int hi, int n) {
     for (int jj = 0; jj < lo; jj++) row[jj] = 0;
-    for (int jj = lo; jj < hi; jj++) row[jj] = gk_expf(row[jj] - sub);
+    for (int jj = lo; jj < hi; jj++) row[jj] = gk_expf_nonpos(row[jj] - sub);
     for (int jj = hi; jj < n; jj++) row[jj] = 0;
 }
 
@@ -186,7 +186,7 @@ static float row_lse(const float *q, const float *k, const attn_shape *s, int b,
 GK_VECTORIZED
 static void softmax_grad_row(float *srow, float *dprow, float L, float D, float scale, int lo, int hi, int n) {
     for (int jj = 0; jj < lo; jj++) srow[jj] = 0;
-    for (int jj = lo; jj < hi; jj++) srow[jj] = gk_expf(srow[jj] - L);
+    for (int jj = lo; jj < hi; jj++) srow[jj] = gk_expf_nonpos(srow[jj] - L);
     for (int jj = hi; jj < n; jj++) srow[jj] = 0;
     for (int jj = 0; jj < n; jj++) dprow[jj] = srow[jj] * (dprow[jj] - D) * scale;
 }

@@ -224,10 +224,36 @@ DECODE_PV(2, 4)
 DECODE_PV(3, 2)
 DECODE_PV(4, 2)
 
-/* attention.c's exp_row with every key visible. */
+/* attention.c's exp_row with every key visible (sub is the row's maximum or above it). */
 GK_VECTORIZED
 static void decode_exp(float *row, float sub, int n) {
-    for (int j = 0; j < n; j++) row[j] = gk_expf(row[j] - sub);
+    for (int j = 0; j < n; j++) row[j] = gk_expf_nonpos(row[j] - sub);
+}
+
+/* For TestExpfNonpos: how many float bit patterns in [from, to] decode_exp (gk_expf_nonpos in
+ * vectorized loops) maps to other bits than gk_expf does. */
+GK_VECTORIZED
+static void expf_reference(float *row, int n) {
+    for (int j = 0; j < n; j++) row[j] = gk_expf(row[j]);
+}
+
+long gk_expf_nonpos_mismatches(uint32_t from, uint32_t to) {
+    enum { N = 4096 };
+    long bad = 0;
+    float a[N], b[N];
+    for (uint64_t base = from; base <= to; base += N) {
+        const int n = to - base + 1 < N ? (int)(to - base + 1) : N;
+        for (int i = 0; i < n; i++) {
+            const uint32_t u = (uint32_t)(base + i);
+            memcpy(a + i, &u, 4);
+            b[i] = a[i];
+        }
+        expf_reference(a, n);
+        decode_exp(b, 0.0f, n);
+        if (memcmp(a, b, sizeof(float) * n) != 0)
+            for (int i = 0; i < n; i++) bad += memcmp(a + i, b + i, 4) != 0;
+    }
+    return bad;
 }
 
 /* The online softmax between a query's scores S (nk of them) and its products: running max m,

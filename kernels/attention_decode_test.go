@@ -16,19 +16,26 @@ func TestAttentionDecode(t *testing.T) {
 		name        string
 		nh, nkv, hd int
 		lens        []int32
+		scale       float32 // 0: 1/sqrt(hd)
 	}{
-		{"tiny shape", 4, 2, 32, []int32{1, 2, 7, 64, 129, 300}},
-		{"one sequence, one key", 2, 1, 8, []int32{1}},
-		{"odd head dim", 6, 3, 12, []int32{5, 1, 257}},
-		{"mha", 2, 2, 64, []int32{3, 130}},
-		{"group of 3", 6, 2, 16, []int32{65, 9}},
-		{"head dim above one sgemm K block", 2, 1, 392, []int32{3, 70}},
+		{"tiny shape", 4, 2, 32, []int32{1, 2, 7, 64, 129, 300}, 0},
+		{"one sequence, one key", 2, 1, 8, []int32{1}, 0},
+		{"odd head dim", 6, 3, 12, []int32{5, 1, 257}, 0},
+		{"mha", 2, 2, 64, []int32{3, 130}, 0},
+		{"group of 3", 6, 2, 16, []int32{65, 9}, 0},
+		{"head dim above one sgemm K block", 2, 1, 392, []int32{3, 70}, 0},
+		// Scores tens apart: many exponentials below -87 (exactly 0) and around it, where the
+		// decode's exp drops gk_expf's clamps and must still give its bits.
+		{"scores past exp's range", 4, 2, 32, []int32{9, 64, 200}, 12},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(5, uint64(len(c.lens))))
 			nseq, kvRow := len(c.lens), c.nkv*c.hd
 			scale := float32(1 / math.Sqrt(float64(c.hd)))
+			if c.scale != 0 {
+				scale = c.scale
+			}
 			q := buf(t, randn(r, nseq*c.nh*c.hd, 1))
 			kNew, vNew := buf(t, randn(r, nseq*kvRow, 1)), buf(t, randn(r, nseq*kvRow, 1))
 			kc, vc := make([]Buf, nseq), make([]Buf, nseq)

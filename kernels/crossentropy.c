@@ -12,7 +12,7 @@ GK_VECTORIZED
 static float xent_row(float *d, float *e, const float *x, int target, float w, int V) {
     const float mx = gk_max(x, V, -INFINITY);
     const float xt = target >= 0 ? x[target] : 0.0f; /* read before e (maybe x) is overwritten */
-    for (int j = 0; j < V; j++) e[j] = gk_expf(x[j] - mx);
+    for (int j = 0; j < V; j++) e[j] = gk_expf_nonpos(x[j] - mx);
     /* Sum in double over float lanes of 8-float blocks: exact enough for V in the hundreds of thousands. */
     double sum = 0;
     for (int j0 = 0; j0 < V; j0 += 1024) sum += gk_sum(e + j0, V - j0 < 1024 ? V - j0 : 1024);
