@@ -253,4 +253,40 @@ func BenchmarkAttentionDecode(b *testing.B) {
 			AttentionDecode(out, q, Buf{}, Buf{}, kc, vc, nil, lens, nil, nh, nkv, hd, 0.17)
 		}
 	})
+	// As the engine calls it during rollouts (key tiles; a prompt prefix shared by the sequences
+	// of a group, read once per chunk): the rollout bench's shape (64 sequences, the system turn's
+	// ~900 byte-level tokens, ~200 of their own), and a compute-bound one (16 sharing 512 keys).
+	for _, sc := range []struct {
+		name                  string
+		nseq, group, pre, own int
+	}{{"shared-64x(896+200)", 64, 8, 896, 200}, {"shared-16x(512+8)", 16, 16, 512, 8}} {
+		b.Run(sc.name, func(b *testing.B) { benchmarkDecodeShared(b, sc.nseq, sc.group, sc.pre, sc.own) })
+	}
+}
+
+// benchmarkDecodeShared times AttentionDecode over nseq sequences of pre+own keys (tiny preset's
+// heads), each group of them sharing its first pre keys, and reports GFLOP/s (4·hd a query and key).
+func benchmarkDecodeShared(b *testing.B, nseq, group, pre, own int) {
+	const nh, nkv, hd = 4, 2, 32
+	r := rand.New(rand.NewPCG(1, 1))
+	kvRow, qRow, n := nkv*hd, nh*hd, pre+own
+	q, out := buf(b, randn(r, nseq*qRow, 1)), zeros(b, nseq*qRow)
+	kc, vc, kt := make([]Buf, nseq), make([]Buf, nseq), make([]Buf, nseq)
+	lens, shared := make([]int32, nseq), make([]int32, nseq)
+	prefix := randn(r, 2*pre*kvRow, 1)
+	for s := range nseq {
+		lens[s] = int32(n)
+		kc[s] = buf(b, append(append([]float64{}, prefix[:pre*kvRow]...), randn(r, own*kvRow, 1)...))
+		vc[s] = buf(b, append(append([]float64{}, prefix[pre*kvRow:]...), randn(r, own*kvRow, 1)...))
+		kt[s] = zeros(b, KeyTileFloats(n, kvRow))
+		PackKeyTiles(kt[s], kc[s], 0, n, kvRow)
+		if s%group != 0 {
+			shared[s] = int32(pre)
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		AttentionDecode(out, q, Buf{}, Buf{}, kc, vc, kt, lens, shared, nh, nkv, hd, 0.17)
+	}
+	b.ReportMetric(float64(nseq*n)*nh*hd*4*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
