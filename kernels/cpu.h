@@ -14,8 +14,9 @@
 #include "gorstar_kernels.h"
 
 /* No code here reads floating-point exception flags or errno, and without these GCC will not turn
- * the selects in gk_expf, the lane reductions or sqrtf into vector code (cgo rejects the flags on
- * the command line). Neither changes any result. */
+ * the selects in gk_expf or the lane reductions into vector code (cgo rejects the flags on the
+ * command line). Neither changes any result. sqrtf stays scalar even so (GCC 12 fixes the math
+ * builtins' errno behaviour from the command line alone): adamw.c vectorizes its own. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math", "no-math-errno")
 #endif
