@@ -15,8 +15,8 @@
 
 /* No code here reads floating-point exception flags or errno, and without these GCC will not turn
  * the selects in gk_expf or the lane reductions into vector code (cgo rejects the flags on the
- * command line). Neither changes any result. sqrtf stays scalar even so (GCC 12 fixes the math
- * builtins' errno behaviour from the command line alone): adamw.c vectorizes its own. */
+ * command line). Neither changes any result. sqrtf stays scalar even so (GCC takes whether the math
+ * builtins may set errno from the command line only): adamw.c vectorizes its square roots itself. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math", "no-math-errno")
 #endif
