@@ -42,28 +42,9 @@ static void pack8_scalar(float *restrict blk, const float *const *rows, int d0, 
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-
 __attribute__((target("avx2"))) static void pack8_avx2(float *restrict blk, const float *const *rows, int hd) {
     int d = 0;
-    for (; d + 8 <= hd; d += 8) {
-        __m256 r[8], t[8], u[8];
-        for (int l = 0; l < 8; l++) r[l] = _mm256_loadu_ps(rows[l] + d);
-        for (int l = 0; l < 8; l += 2) {
-            t[l] = _mm256_unpacklo_ps(r[l], r[l + 1]);
-            t[l + 1] = _mm256_unpackhi_ps(r[l], r[l + 1]);
-        }
-        for (int l = 0; l < 8; l += 4) {
-            u[l] = _mm256_shuffle_ps(t[l], t[l + 2], _MM_SHUFFLE(1, 0, 1, 0));
-            u[l + 1] = _mm256_shuffle_ps(t[l], t[l + 2], _MM_SHUFFLE(3, 2, 3, 2));
-            u[l + 2] = _mm256_shuffle_ps(t[l + 1], t[l + 3], _MM_SHUFFLE(1, 0, 1, 0));
-            u[l + 3] = _mm256_shuffle_ps(t[l + 1], t[l + 3], _MM_SHUFFLE(3, 2, 3, 2));
-        }
-        for (int l = 0; l < 4; l++) {
-            _mm256_storeu_ps(blk + (size_t)(d + l) * 8, _mm256_permute2f128_ps(u[l], u[l + 4], 0x20));
-            _mm256_storeu_ps(blk + (size_t)(d + l + 4) * 8, _mm256_permute2f128_ps(u[l], u[l + 4], 0x31));
-        }
-    }
+    for (; d + 8 <= hd; d += 8) gk_transpose8_avx2(blk + (size_t)d * 8, 8, rows, d);
     pack8_scalar(blk, rows, d, hd);
 }
 #endif

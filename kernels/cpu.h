@@ -123,4 +123,30 @@ static inline float gk_expf(float x) {
  * range through the vectorized loops. */
 static inline float gk_expf_nonpos(float x) { return gk_expf_core(x, x); }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* Columns c..c+7 of eight rows, transposed: dst + l * ldd gets column c + l of rows[0..7]. Pure data
+ * movement (unpack, shuffle, permute), for packing panels 8 lanes at a time. */
+__attribute__((target("avx2"))) static inline void gk_transpose8_avx2(float *dst, size_t ldd, const float *const *rows,
+                                                                      int c) {
+    __m256 r[8], t[8], u[8];
+    for (int l = 0; l < 8; l++) r[l] = _mm256_loadu_ps(rows[l] + c);
+    for (int l = 0; l < 8; l += 2) {
+        t[l] = _mm256_unpacklo_ps(r[l], r[l + 1]);
+        t[l + 1] = _mm256_unpackhi_ps(r[l], r[l + 1]);
+    }
+    for (int l = 0; l < 8; l += 4) {
+        u[l] = _mm256_shuffle_ps(t[l], t[l + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[l + 1] = _mm256_shuffle_ps(t[l], t[l + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[l + 2] = _mm256_shuffle_ps(t[l + 1], t[l + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[l + 3] = _mm256_shuffle_ps(t[l + 1], t[l + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int l = 0; l < 4; l++) {
+        _mm256_storeu_ps(dst + (size_t)l * ldd, _mm256_permute2f128_ps(u[l], u[l + 4], 0x20));
+        _mm256_storeu_ps(dst + (size_t)(l + 4) * ldd, _mm256_permute2f128_ps(u[l], u[l + 4], 0x31));
+    }
+}
+#endif
+
 #endif

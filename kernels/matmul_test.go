@@ -126,6 +126,32 @@ func TestSGEMMThreadCounts(t *testing.T) {
 	}
 }
 
+// TestSGEMMTransposedBSameBits: C = A·Bᵀ from B as stored (NT: packing transposes it) and from Bᵀ
+// written out (NN: packing copies rows) packs the same panels, so the products agree bit for bit —
+// over panels cut short (N not a multiple of the panel width), K slices with a ragged end, and
+// several threads.
+func TestSGEMMTransposedBSameBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, s := range []struct{ M, N, K int }{{40, 203, 389}, {9, 16, 8}, {130, 1536, 130}, {64, 37, 1000}} {
+		A, Bv := buf(t, randn(r, s.M*s.K, 1)), randn(r, s.N*s.K, 1)
+		Bt := make([]float64, len(Bv))
+		for n := range s.N {
+			for k := range s.K {
+				Bt[k*s.N+n] = Bv[n*s.K+k]
+			}
+		}
+		nt, nn := zeros(t, s.M*s.N), zeros(t, s.M*s.N)
+		SGEMM(false, true, s.M, s.N, s.K, 1, A, s.K, buf(t, Bv), s.K, 0, nt, s.N)
+		SGEMM(false, false, s.M, s.N, s.K, 1, A, s.K, buf(t, Bt), s.N, 0, nn, s.N)
+		a, b := read(nt), read(nn)
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("%+v: element %d: %g from B, %g from Bᵀ", s, i, a[i], b[i])
+			}
+		}
+	}
+}
+
 // TestSGEMMPartitionsAgreeBitForBit: however C is cut into work units (column slices in a
 // multiple of the threads, row slices of MR panels, KC slices of K) every element sees the same K
 // order, so 1 to 4 threads give the same bits, transposed or not.
