@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -314,23 +315,17 @@ func modelBench(c *cli.Context) error {
 	}
 	threads := kernels.Threads()
 	// The ceiling, measured in the same run on the same threads: SGEMM on the step's MLP shapes,
-	// before and after the steps (a shared machine's speed drifts over a run; the mean is the
-	// reference, both are reported). With --repeat, that N times, and the medians.
+	// before every step and after the last (a shared machine's speed drifts over a run). The
+	// fraction reads the steps against the first and last of them; the paired fraction reads each
+	// step against the two beside it. With --repeat, that N times, and the medians.
 	flops := m.Config.TrainFLOPsPerToken(seq)
 	var repeats []trainRepeat
 	var last model.TrainBench
 	for range c.Int("repeat") {
-		var res model.TrainBench
-		before, after, err := model.SGEMMRate(c.Context, m.Config, batch*seq, time.Second, func() (err error) {
-			res, err = model.BenchmarkTrain(c.Context, m, batch, seq, c.Int("steps"), uint64(o.Seed))
-			return err
-		})
+		r, res, err := benchTrainRepeat(c.Context, m, batch, seq, c.Int("steps"), uint64(o.Seed), flops)
 		if err != nil {
 			return err
 		}
-		r := trainRepeat{TokensPerS: res.TokensPerSecond, Seconds: res.Seconds, StepGFLOPS: flops * res.TokensPerSecond / 1e9,
-			SGEMM: (before + after) / 2, Before: before, After: after}
-		r.Fraction = r.StepGFLOPS / r.SGEMM
 		repeats, last = append(repeats, r), res
 	}
 	mr := medianTrain(repeats)
@@ -340,7 +335,7 @@ func modelBench(c *cli.Context) error {
 		"backend": kernels.Backend(), "num_params": m.Config.NumParams(), "gomaxprocs": runtime.GOMAXPROCS(0),
 		"gflop_per_token": flops / 1e9, "tokens_per_s": tokensPerS, "seconds": mr.Seconds,
 		"step_gflops": stepGFLOPS, "sgemm_gflops": sgemm, "sgemm_gflops_before": mr.Before,
-		"sgemm_gflops_after": mr.After, "sgemm_fraction": fraction,
+		"sgemm_gflops_after": mr.After, "sgemm_fraction": fraction, "sgemm_fraction_paired": mr.Paired,
 	}
 	if len(repeats) > 1 {
 		out["repeats"] = repeats
@@ -366,20 +361,51 @@ func modelBench(c *cli.Context) error {
 	median := ""
 	if len(repeats) > 1 {
 		for i, r := range repeats {
-			fmt.Fprintf(c.App.Writer, "repeat %d: %.0f tokens/s = %.1f GFLOP/s, %.0f%% of SGEMM's %.1f GFLOP/s (%.1f before, %.1f after)\n",
-				i+1, r.TokensPerS, r.StepGFLOPS, 100*r.Fraction, r.SGEMM, r.Before, r.After)
+			fmt.Fprintf(c.App.Writer, "repeat %d: %.0f tokens/s = %.1f GFLOP/s, %.0f%% of SGEMM's %.1f GFLOP/s (%.1f before, %.1f after; step by step %.0f%%)\n",
+				i+1, r.TokensPerS, r.StepGFLOPS, 100*r.Fraction, r.SGEMM, r.Before, r.After, 100*r.Paired)
 		}
 		median = fmt.Sprintf("median of %d: ", len(repeats))
 	}
-	fmt.Fprintf(c.App.Writer, "%s%s %d×%d, %d threads (%s): %.0f tokens/s = %.1f GFLOP/s (%.3f GFLOP a token), %.0f%% of SGEMM's %.1f GFLOP/s on the step's shapes\n",
-		median, name, batch, seq, threads, kernels.Backend(), tokensPerS, stepGFLOPS, flops/1e9, 100*fraction, sgemm)
+	fmt.Fprintf(c.App.Writer, "%s%s %d×%d, %d threads (%s): %.0f tokens/s = %.1f GFLOP/s (%.3f GFLOP a token), %.0f%% of SGEMM's %.1f GFLOP/s on the step's shapes (each step against the SGEMM runs beside it: %.0f%%)\n",
+		median, name, batch, seq, threads, kernels.Backend(), tokensPerS, stepGFLOPS, flops/1e9, 100*fraction, sgemm, 100*mr.Paired)
 	if t, ok := out["torch_tokens_per_s"].(float64); ok {
 		fmt.Fprintf(c.App.Writer, "pytorch: %.0f tokens/s; gorstar/pytorch = %.2f\n", t, out["ratio"])
 	}
 	return nil
 }
 
-// trainRepeat is one (SGEMM, training steps, SGEMM) measurement of `model bench --train`.
+// sgemmRefTime is how long each SGEMM reference measurement of `model bench --train` runs.
+const sgemmRefTime = 500 * time.Millisecond
+
+// benchTrainRepeat is one repeat of `model bench --train`: the training steps, with the SGEMM
+// reference measured before each and after the last, on one OS thread (one OpenMP team).
+func benchTrainRepeat(ctx context.Context, m *model.Model, batch, seq, steps int, seed uint64, flops float64) (trainRepeat, model.TrainBench, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ref := model.NewSGEMMRef(m.Config, batch*seq)
+	defer ref.Close()
+	var refs []float64
+	res, err := model.BenchmarkTrainEach(ctx, m, batch, seq, steps, seed, func() error {
+		g, err := ref.Rate(ctx, sgemmRefTime)
+		refs = append(refs, g)
+		return err
+	})
+	if err != nil {
+		return trainRepeat{}, res, err
+	}
+	before, after := refs[0], refs[len(refs)-1]
+	r := trainRepeat{TokensPerS: res.TokensPerSecond, Seconds: res.Seconds, StepGFLOPS: flops * res.TokensPerSecond / 1e9,
+		SGEMM: (before + after) / 2, Before: before, After: after}
+	r.Fraction = r.StepGFLOPS / r.SGEMM
+	paired := make([]float64, len(res.StepSeconds))
+	for i, sec := range res.StepSeconds {
+		paired[i] = flops * float64(batch*seq) / sec / 1e9 / ((refs[i] + refs[i+1]) / 2)
+	}
+	r.Paired = stats.Median(paired)
+	return r, res, nil
+}
+
+// trainRepeat is one measurement of `model bench --train` (SGEMM, then each step and SGEMM again).
 type trainRepeat struct {
 	TokensPerS float64 `json:"tokens_per_s"`
 	Seconds    float64 `json:"seconds"`
@@ -388,6 +414,9 @@ type trainRepeat struct {
 	Before     float64 `json:"sgemm_gflops_before"`
 	After      float64 `json:"sgemm_gflops_after"`
 	Fraction   float64 `json:"sgemm_fraction"` // StepGFLOPS / SGEMM
+	// Paired is the median over the steps of each step's GFLOP/s over the mean of the SGEMM
+	// measurements just before and after it: the drift of a longer span cancels out.
+	Paired float64 `json:"sgemm_fraction_paired"`
 }
 
 // medianTrain is the field-by-field median of the repeats (one repeat: itself). The fraction is the
@@ -402,6 +431,7 @@ func medianTrain(rs []trainRepeat) trainRepeat {
 		Before:     med(func(r trainRepeat) float64 { return r.Before }),
 		After:      med(func(r trainRepeat) float64 { return r.After }),
 		Fraction:   med(func(r trainRepeat) float64 { return r.Fraction }),
+		Paired:     med(func(r trainRepeat) float64 { return r.Paired }),
 	}
 }
 

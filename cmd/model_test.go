@@ -163,6 +163,15 @@ func TestModelBenchRuns(t *testing.T) {
 	if _, ok := out["repeats"]; ok {
 		t.Errorf("one repeat listed: %v", out)
 	}
+	// One step: the SGEMM runs beside it are the first and the last, so the paired fraction is the
+	// fraction. With two steps it reads each against its own pair.
+	if p, f := out["sgemm_fraction_paired"].(float64), out["sgemm_fraction"].(float64); math.Abs(p-f) > 1e-9*f {
+		t.Errorf("one step: paired fraction %v, fraction %v", p, f)
+	}
+	r = runCLI(t, "model", "bench", "--preset", "tiny", "--train", "--batch", "2", "--seq", "16", "--steps", "2", "--json")
+	if out = decodeJSON(t, r); r.Code != 0 || out["sgemm_fraction_paired"].(float64) <= 0 {
+		t.Fatalf("two steps: %+v", r)
+	}
 	// --repeat 3: each repeat's figures, and the medians (the fraction is each repeat's own).
 	r = runCLI(t, "model", "bench", "--preset", "tiny", "--train", "--batch", "2", "--seq", "16", "--steps", "1", "--repeat", "3", "--json")
 	if r.Code != 0 {
@@ -185,6 +194,9 @@ func TestModelBenchRuns(t *testing.T) {
 	slices.Sort(fractions)
 	if out["sgemm_fraction"].(float64) != fractions[1] {
 		t.Errorf("fraction %v, want the median of %v", out["sgemm_fraction"], fractions)
+	}
+	if _, ok := reps[0].(map[string]any)["sgemm_fraction_paired"]; !ok || out["sgemm_fraction_paired"].(float64) <= 0 {
+		t.Errorf("paired fraction missing: %v", out)
 	}
 }
 

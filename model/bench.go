@@ -13,6 +13,7 @@ import (
 type TrainBench struct {
 	Batch, Seq, Steps int
 	Seconds           float64 // timed steps only
+	StepSeconds       []float64
 	TokensPerSecond   float64
 	FirstLoss         float64 // mean token loss of the first step
 	LastLoss          float64
@@ -22,6 +23,12 @@ type TrainBench struct {
 // with mean-token loss weights, then an AdamW update) after one untimed warm-up step that
 // allocates the buffers. It modifies the model's weights.
 func BenchmarkTrain(ctx context.Context, m *Model, B, L, steps int, seed uint64) (TrainBench, error) {
+	return BenchmarkTrainEach(ctx, m, B, L, steps, seed, nil)
+}
+
+// BenchmarkTrainEach is BenchmarkTrain calling between (when not nil; untimed) before each timed
+// step and after the last, on the same OS thread: to measure a reference beside every step.
+func BenchmarkTrainEach(ctx context.Context, m *Model, B, L, steps int, seed uint64, between func() error) (TrainBench, error) {
 	runtime.LockOSThread() // one OpenMP team serves this goroutine (libgomp keeps a team per OS thread)
 	defer runtime.UnlockOSThread()
 	rng := rand.New(rand.NewPCG(seed, 3))
@@ -51,21 +58,32 @@ func BenchmarkTrain(ctx context.Context, m *Model, B, L, steps int, seed uint64)
 	if _, err := step(); err != nil {
 		return res, err
 	}
-	start := time.Now()
 	for s := 0; s < steps; s++ {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
+		if between != nil {
+			if err := between(); err != nil {
+				return res, err
+			}
+		}
+		start := time.Now()
 		loss, err := step()
 		if err != nil {
 			return res, err
 		}
+		res.StepSeconds = append(res.StepSeconds, time.Since(start).Seconds())
+		res.Seconds += res.StepSeconds[s]
 		if s == 0 {
 			res.FirstLoss = loss
 		}
 		res.LastLoss = loss
 	}
-	res.Seconds = time.Since(start).Seconds()
+	if between != nil {
+		if err := between(); err != nil {
+			return res, err
+		}
+	}
 	res.TokensPerSecond = float64(B*L*steps) / res.Seconds
 	return res, nil
 }
@@ -82,51 +100,54 @@ func (c Config) TrainFLOPsPerToken(L int) float64 {
 	return 6*matmul + attention
 }
 
-// SGEMMRate measures the machine's SGEMM rate on the model's training shapes for T tokens before
-// and after between runs (a machine's speed drifts; the training step measured between them is
-// read against both): the MLP's up projection forward ([T,C]·[I,C]ᵀ), its input gradient
-// ([T,I]·[I,C]) and its weight gradient ([T,I]ᵀ·[T,C]), in turn until at least minTime has passed
-// (after one untimed round), on the kernels' threads. It returns GFLOP/s: the ceiling a training
-// step's rate is read against.
-func SGEMMRate(ctx context.Context, c Config, T int, minTime time.Duration, between func() error) (before, after float64, err error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	C, I := c.HiddenSize, c.IntermediateSize
-	x, w, y := kernels.Alloc(T*C), kernels.Alloc(I*C), kernels.Alloc(T*I)
-	defer x.Free()
-	defer w.Free()
-	defer y.Free()
+// SGEMMRef is the machine's SGEMM rate on the model's training shapes for T tokens: the MLP's up
+// projection forward ([T,C]·[I,C]ᵀ), its input gradient ([T,I]·[I,C]) and its weight gradient
+// ([T,I]ᵀ·[T,C]), on the kernels' threads — the ceiling a training step's rate is read against.
+type SGEMMRef struct {
+	T, C, I int
+	x, w, y kernels.Buf
+}
+
+// NewSGEMMRef allocates the reference's operands (random values). Close frees them.
+func NewSGEMMRef(c Config, T int) *SGEMMRef {
+	r := &SGEMMRef{T: T, C: c.HiddenSize, I: c.IntermediateSize}
+	r.x, r.w, r.y = kernels.Alloc(T*r.C), kernels.Alloc(r.I*r.C), kernels.Alloc(T*r.I)
 	rng := rand.New(rand.NewPCG(1, 5))
-	for _, b := range []kernels.Buf{x, w, y} {
+	for _, b := range []kernels.Buf{r.x, r.w, r.y} {
 		v := make([]float32, b.Len())
 		for i := range v {
 			v[i] = float32(rng.NormFloat64())
 		}
 		b.CopyFrom(v)
 	}
-	round := func() {
-		kernels.SGEMM(false, true, T, I, C, 1, x, C, w, C, 0, y, I)  // y = x wᵀ
-		kernels.SGEMM(false, false, T, C, I, 1, y, I, w, C, 0, x, C) // dx = dy w
-		kernels.SGEMM(true, false, I, C, T, 1, y, I, x, C, 0, w, C)  // dw = dyᵀ x
-	}
-	rate := func() (float64, error) {
-		round()
-		rounds, start := 0, time.Now()
-		for rounds == 0 || time.Since(start) < minTime {
-			if err := ctx.Err(); err != nil {
-				return 0, err
-			}
-			round()
-			rounds++
+	return r
+}
+
+// Close frees the operands.
+func (r *SGEMMRef) Close() {
+	r.x.Free()
+	r.w.Free()
+	r.y.Free()
+}
+
+func (r *SGEMMRef) round() {
+	T, C, I, x, w, y := r.T, r.C, r.I, r.x, r.w, r.y
+	kernels.SGEMM(false, true, T, I, C, 1, x, C, w, C, 0, y, I)  // y = x wᵀ
+	kernels.SGEMM(false, false, T, C, I, 1, y, I, w, C, 0, x, C) // dx = dy w
+	kernels.SGEMM(true, false, I, C, T, 1, y, I, x, C, 0, w, C)  // dw = dyᵀ x
+}
+
+// Rate runs the three products in turn until at least minTime has passed (after one untimed
+// round) and returns GFLOP/s. Call it from one OS thread (the kernels' OpenMP team is per thread).
+func (r *SGEMMRef) Rate(ctx context.Context, minTime time.Duration) (float64, error) {
+	r.round()
+	rounds, start := 0, time.Now()
+	for rounds == 0 || time.Since(start) < minTime {
+		if err := ctx.Err(); err != nil {
+			return 0, err
 		}
-		return 3 * 2 * float64(T) * float64(C) * float64(I) * float64(rounds) / time.Since(start).Seconds() / 1e9, nil
+		r.round()
+		rounds++
 	}
-	if before, err = rate(); err != nil {
-		return 0, 0, err
-	}
-	if err = between(); err != nil {
-		return 0, 0, err
-	}
-	after, err = rate()
-	return before, after, err
+	return 3 * 2 * float64(r.T) * float64(r.C) * float64(r.I) * float64(rounds) / time.Since(start).Seconds() / 1e9, nil
 }
