@@ -12,8 +12,8 @@ import (
 // TrainBench is the result of BenchmarkTrain.
 type TrainBench struct {
 	Batch, Seq, Steps int
-	Seconds           float64 // timed steps only
-	StepSeconds       []float64
+	Seconds           float64   // timed steps only
+	StepSeconds       []float64 // each timed step's
 	TokensPerSecond   float64
 	FirstLoss         float64 // mean token loss of the first step
 	LastLoss          float64
