@@ -148,54 +148,42 @@ static void pack_a(float *dst, const float *A, int lda, int trans, int m0, int m
     }
 }
 
-/* op(B)[p0:p0+kc, n0:n0+nc] into NR-column panels dst[panel][k*NR + j], zero-padded; rows of the
- * source are read contiguously (along n per k, or along k per column when B is transposed). */
 #if defined(__x86_64__) && defined(__GNUC__)
-/* pack_b's transposed case for the panels' full 8-column groups: 8 rows of B (8 columns of op(B))
- * at a time through the 8 x 8 transpose, instead of one scattered store per element; what it
- * leaves (a panel's last columns past a multiple of 8, K's last kc % 8 rows) goes element by
- * element. The same floats in the same places. */
-__attribute__((target("avx2"))) static void pack_b_trans_avx2(float *dst, const float *B, int ldb, int p0, int kc,
-                                                              int n0, int nc, int NR) {
-    const int panels = (nc + NR - 1) / NR, k8 = kc & ~7;
-    for (int p = 0; p < panels; p++) {
-        float *d = dst + (size_t)p * NR * kc;
-        const int cols = nc - p * NR < NR ? nc - p * NR : NR;
-        for (int j0 = 0; j0 < NR; j0 += 8) {
-            if (j0 + 8 > cols) {
-                for (int j = j0; j < j0 + 8; j++) {
-                    if (j >= cols) {
-                        for (int k = 0; k < kc; k++) d[(size_t)k * NR + j] = 0;
-                        continue;
-                    }
-                    const float *src = B + (size_t)(n0 + p * NR + j) * ldb + p0;
-                    for (int k = 0; k < kc; k++) d[(size_t)k * NR + j] = src[k];
-                }
-                continue;
-            }
-            const float *rows[8];
-            for (int l = 0; l < 8; l++) rows[l] = B + (size_t)(n0 + p * NR + j0 + l) * ldb + p0;
-            for (int k = 0; k < k8; k += 8) gk_transpose8_avx2(d + (size_t)k * NR + j0, NR, rows, k);
-            for (int k = k8; k < kc; k++)
-                for (int l = 0; l < 8; l++) d[(size_t)k * NR + j0 + l] = rows[l][k];
-        }
+/* The first cols / 8 groups of 8 columns of a transposed-B panel (column j is row j of b, ldb
+ * apart) through the 8 x 8 transpose, instead of one scattered store per element; the last kc % 8
+ * rows element by element. Returns the columns done; pack_b does the rest. The same floats in the
+ * same places. */
+__attribute__((target("avx2"))) static int pack_b_trans_cols8_avx2(float *d, const float *b, int ldb, int kc, int cols,
+                                                                   int NR) {
+    const int k8 = kc & ~7;
+    int j0 = 0;
+    for (; j0 + 8 <= cols; j0 += 8) {
+        const float *rows[8];
+        for (int l = 0; l < 8; l++) rows[l] = b + (size_t)(j0 + l) * ldb;
+        for (int k = 0; k < k8; k += 8) gk_transpose8_avx2(d + (size_t)k * NR + j0, NR, rows, k);
+        for (int k = k8; k < kc; k++)
+            for (int l = 0; l < 8; l++) d[(size_t)k * NR + j0 + l] = rows[l][k];
     }
+    return j0;
 }
 #endif
 
+/* op(B)[p0:p0+kc, n0:n0+nc] into NR-column panels dst[panel][k*NR + j], zero-padded; rows of the
+ * source are read contiguously (along n per k, or along k per column when B is transposed). */
 static void pack_b(float *dst, const float *B, int ldb, int trans, int p0, int kc, int n0, int nc, int NR) {
     const int panels = (nc + NR - 1) / NR;
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (trans && NR % 8 == 0 && __builtin_cpu_supports("avx2")) {
-        pack_b_trans_avx2(dst, B, ldb, p0, kc, n0, nc, NR);
-        return;
-    }
-#endif
     if (trans) {
+#if defined(__x86_64__) && defined(__GNUC__)
+        const int avx2 = __builtin_cpu_supports("avx2");
+#endif
         for (int p = 0; p < panels; p++) {
             float *d = dst + (size_t)p * NR * kc;
             const int cols = nc - p * NR < NR ? nc - p * NR : NR;
-            for (int j = 0; j < NR; j++) {
+            int j = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+            if (avx2) j = pack_b_trans_cols8_avx2(d, B + (size_t)(n0 + p * NR) * ldb + p0, ldb, kc, cols, NR);
+#endif
+            for (; j < NR; j++) {
                 if (j < cols) {
                     const float *src = B + (size_t)(n0 + p * NR + j) * ldb + p0;
                     for (int k = 0; k < kc; k++) d[(size_t)k * NR + j] = src[k];
