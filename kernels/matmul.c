@@ -78,10 +78,13 @@ static float *scratch(int which, size_t floats) {
  * case. */
 enum { PACK_ROWS_AHEAD = 8, PACK_K_BLOCK = 16 };
 
-/* dst[0:n] = src[0:n] for a panel's few floats, inline (memcpy would be a call per panel). */
+/* dst[0:n] = src[0:n] for a panel's few floats, inline (memcpy would be a call per panel). GCC
+ * turns a copy loop of a constant 32 floats into a memmove call, in pack_a and pack_b as in any
+ * function it is inlined into; PACK_INLINE_COPIES on those keeps it a loop of vector moves. */
 static inline __attribute__((always_inline)) void copy_floats(float *restrict dst, const float *restrict src, int n) {
     for (int i = 0; i < n; i++) dst[i] = src[i];
 }
+#define PACK_INLINE_COPIES __attribute__((optimize("no-tree-loop-distribute-patterns")))
 
 /* One full panel of MR rows, not transposed: k outer, so MR source rows stream together and the
  * panel is written in order; the next panel's rows are fetched one block behind. MR is a constant
@@ -100,7 +103,8 @@ static inline __attribute__((always_inline)) void pack_a_panel(float *d, const f
 /* op(A)[m0:m0+mc, p0:p0+kc] into MR-row panels dst[panel][k*MR + i], zero-padded. Source rows are
  * read contiguously: along k when A is not transposed, along m (the whole block per k) when it is,
  * so a large lda never means one page per element. */
-static void pack_a(float *dst, const float *A, int lda, int trans, int m0, int mc, int p0, int kc, int MR) {
+PACK_INLINE_COPIES static void pack_a(float *dst, const float *A, int lda, int trans, int m0, int mc, int p0, int kc,
+                                      int MR) {
     if (trans) {
         for (int k = 0; k < kc; k++) {
             const float *src = A + (size_t)(p0 + k) * lda + m0;
@@ -114,6 +118,8 @@ static void pack_a(float *dst, const float *A, int lda, int trans, int m0, int m
             int ir = 0;
             if (MR == 6)
                 for (; ir + 6 <= mc; ir += 6, d += panel) copy_floats(d, src + ir, 6);
+            else if (MR == 12)
+                for (; ir + 12 <= mc; ir += 12, d += panel) copy_floats(d, src + ir, 12);
             else
                 for (; ir + MR <= mc; ir += MR, d += panel) copy_floats(d, src + ir, MR);
             if (ir < mc) {
@@ -170,7 +176,8 @@ __attribute__((target("avx2"))) static int pack_b_trans_cols8_avx2(float *d, con
 
 /* op(B)[p0:p0+kc, n0:n0+nc] into NR-column panels dst[panel][k*NR + j], zero-padded; rows of the
  * source are read contiguously (along n per k, or along k per column when B is transposed). */
-static void pack_b(float *dst, const float *B, int ldb, int trans, int p0, int kc, int n0, int nc, int NR) {
+PACK_INLINE_COPIES static void pack_b(float *dst, const float *B, int ldb, int trans, int p0, int kc, int n0, int nc,
+                                      int NR) {
     const int panels = (nc + NR - 1) / NR;
     if (trans) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -199,8 +206,13 @@ static void pack_b(float *dst, const float *B, int ldb, int trans, int p0, int k
         for (int p = 0; p < panels; p++) {
             float *d = dst + (size_t)p * NR * kc + (size_t)k * NR;
             const int cols = nc - p * NR < NR ? nc - p * NR : NR;
-            if (cols == 16 && NR == 16) { /* AVX2's panel, a constant length */
+            /* Full AVX2 and AVX-512 panels: constant lengths, so the copies stay inline. */
+            if (cols == NR && NR == 16) {
                 copy_floats(d, src + p * NR, 16);
+                continue;
+            }
+            if (cols == NR && NR == 32) {
+                copy_floats(d, src + p * NR, 32);
                 continue;
             }
             copy_floats(d, src + p * NR, cols);
