@@ -365,10 +365,46 @@ void gk_pack_key_tiles(float *tiles, const float *keys, int from, int to, int ld
     for (int p = from; p < to; p++) decode_tile_row(tiles, keys + (size_t)p * ld, (size_t)p, ld);
 }
 
+/* gk_attention_decode's work: the new rows into the caches, then the (chunk, kv head) units, shared
+ * out among the threads of the region that calls it (or all done on the calling thread outside one). */
+static void decode_team(float *out, const float *q, const float *k_new, const float *v_new, float *const *k_caches,
+                        float *const *v_caches, float *const *k_tiles, const int32_t *kv_lens, const int *starts,
+                        const int *tiles, long units, int max_r, int nseq, int nh, int nkv, int hd, float scale,
+                        int avx2) {
+    const int group = nh / nkv, ld = nkv * hd;
+    const size_t fast = decode_ws_floats(hd, max_r * group), fallback = 48 * (size_t)hd + 48 * 64 + 96;
+    float *ws = malloc(sizeof(float) * (hd <= DECODE_KC ? fast : fallback));
+    /* Every new row first: rows of one cache (the new tokens of one sequence) may fall in
+     * different chunks, and each sees the rows before it. */
+    if (k_new || v_new) {
+#pragma omp for schedule(static)
+        for (int s = 0; s < nseq; s++) {
+            const size_t last = (size_t)(kv_lens[s] - 1) * ld, row = (size_t)s * ld;
+            if (k_new) memcpy(k_caches[s] + last, k_new + row, sizeof(float) * ld);
+            if (k_new && k_tiles) decode_tile_row(k_tiles[s], k_new + row, (size_t)kv_lens[s] - 1, ld);
+            if (v_new) memcpy(v_caches[s] + last, v_new + row, sizeof(float) * ld);
+        }
+    }
+#pragma omp for schedule(dynamic, 1)
+    for (long u = 0; u < units; u++) {
+        const int c = (int)(u / nkv), g = (int)(u % nkv), s0 = starts[c], s1 = starts[c + 1];
+        if (hd <= DECODE_KC)
+            decode_chunk(out, q, k_caches, v_caches, k_tiles, kv_lens, s0, s1, tiles[c], g, nh, ld, hd, group, scale, avx2,
+                         ws);
+        else
+            for (int s = s0; s < s1; s++) {
+                const size_t qs = (size_t)s * nh * hd;
+                for (int h = g * group; h < (g + 1) * group; h++)
+                    gk_attention_forward_head(out + qs, q + qs, k_caches[s], v_caches[s], 1, kv_lens[s], nh, nkv, hd,
+                                              scale, h, ws);
+            }
+    }
+    free(ws);
+}
+
 void gk_attention_decode(float *out, const float *q, const float *k_new, const float *v_new,
                          float *const *k_caches, float *const *v_caches, float *const *k_tiles, const int32_t *kv_lens,
                          const int32_t *shared, int nseq, int nh, int nkv, int hd, float scale) {
-    const int group = nh / nkv, ld = nkv * hd;
     if (nseq <= 0) return;
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
@@ -384,37 +420,18 @@ void gk_attention_decode(float *out, const float *q, const float *k_new, const f
     int *starts = malloc(sizeof(int) * (2 * (size_t)nseq + 1)), *tiles = starts + nseq + 1;
     const int nchunks = decode_chunks(starts, tiles, shared, nseq, max_r);
     const long units = (long)nchunks * nkv;
-    const int nthreads = units < threads ? (int)units : threads;
+    /* A step of a few short sequences is less work than waking a second thread: the calling thread
+     * does it all, outside OpenMP (GK_SERIAL_WORK, GK_PARALLEL_FOR). */
+    long work = 0;
+    for (int s = 0; s < nseq; s++) work += 2L * kv_lens[s] * nh * hd;
+    const int nthreads = work < GK_SERIAL_WORK ? 1 : units < threads ? (int)units : threads;
+    if (nthreads > 1) {
 #pragma omp parallel num_threads(nthreads)
-    {
-        const size_t fast = decode_ws_floats(hd, max_r * group), fallback = 48 * (size_t)hd + 48 * 64 + 96;
-        float *ws = malloc(sizeof(float) * (hd <= DECODE_KC ? fast : fallback));
-        /* Every new row first: rows of one cache (the new tokens of one sequence) may fall in
-         * different chunks, and each sees the rows before it. */
-        if (k_new || v_new) {
-#pragma omp for schedule(static)
-            for (int s = 0; s < nseq; s++) {
-                const size_t last = (size_t)(kv_lens[s] - 1) * ld, row = (size_t)s * ld;
-                if (k_new) memcpy(k_caches[s] + last, k_new + row, sizeof(float) * ld);
-                if (k_new && k_tiles) decode_tile_row(k_tiles[s], k_new + row, (size_t)kv_lens[s] - 1, ld);
-                if (v_new) memcpy(v_caches[s] + last, v_new + row, sizeof(float) * ld);
-            }
-        }
-#pragma omp for schedule(dynamic, 1)
-        for (long u = 0; u < units; u++) {
-            const int c = (int)(u / nkv), g = (int)(u % nkv), s0 = starts[c], s1 = starts[c + 1];
-            if (hd <= DECODE_KC)
-                decode_chunk(out, q, k_caches, v_caches, k_tiles, kv_lens, s0, s1, tiles[c], g, nh, ld, hd, group, scale, avx2,
-                             ws);
-            else
-                for (int s = s0; s < s1; s++) {
-                    const size_t qs = (size_t)s * nh * hd;
-                    for (int h = g * group; h < (g + 1) * group; h++)
-                        gk_attention_forward_head(out + qs, q + qs, k_caches[s], v_caches[s], 1, kv_lens[s], nh, nkv, hd,
-                                                  scale, h, ws);
-                }
-        }
-        free(ws);
+        decode_team(out, q, k_new, v_new, k_caches, v_caches, k_tiles, kv_lens, starts, tiles, units, max_r, nseq, nh,
+                    nkv, hd, scale, avx2);
+    } else {
+        decode_team(out, q, k_new, v_new, k_caches, v_caches, k_tiles, kv_lens, starts, tiles, units, max_r, nseq, nh,
+                    nkv, hd, scale, avx2);
     }
     free(starts);
 }

@@ -27,6 +27,32 @@ void gk_set_error(const char *msg);
 void gk_sgemm_serial(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
                      const float *B, int ldb, float beta, float *C, int ldc);
 
+/* GK_PARALLEL_FOR(nt, for (...) body): the loop split statically over nt threads, or run on the
+ * calling thread alone when nt < 2, without entering OpenMP. A region of one thread (num_threads(1)
+ * or a false if clause) still goes through libgomp, whose team ends at a barrier that wakes its
+ * waiters with a futex system call whether any wait or not: 1.6 µs a region on a 2-core VM, paid
+ * some 60 times in a decode step of one sequence of `tiny`. The iterations of a parallel loop are
+ * independent, so either path gives the same bits. */
+#define GK_PARALLEL_FOR(nt, ...)                                                               \
+    do {                                                                                       \
+        const int gk_pf_nt_ = (nt);                                                            \
+        if (gk_pf_nt_ > 1) {                                                                   \
+            _Pragma("omp parallel for num_threads(gk_pf_nt_) schedule(static)") __VA_ARGS__ \
+        } else {                                                                               \
+            __VA_ARGS__                                                                        \
+        }                                                                                      \
+    } while (0)
+
+/* Multiply-adds below which a kernel runs on the calling thread alone: a second thread that has gone
+ * to sleep since the last region takes longer to wake than this much work takes (on a 2-core VM
+ * with AVX-512, 30–100 µs against ~15 µs; `tiny` decoded 16 sequences faster on one thread than
+ * on two before). Products and attention of decode steps of a few sequences fall below it;
+ * training and prefill never do. */
+#define GK_SERIAL_WORK (1L << 21)
+
+/* The kernels' thread count when the work is worth splitting, else 1. */
+static inline int gk_threads_if(int worth) { return worth ? gk_threads() : 1; }
+
 /* A work split that depends only on n and the chunk size, never on the thread count, so sums that
  * combine per-chunk partials in chunk order give the same bits for any number of threads. */
 #define GK_CHUNK 4096

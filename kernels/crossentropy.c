@@ -25,22 +25,32 @@ static float xent_row(float *d, float *e, const float *x, int target, float w, i
     return target >= 0 ? xt - logz : 0.0f;
 }
 
+/* gk_softmax_xent's rows, shared out among the threads of the region that calls it (or all run on
+ * the calling thread outside one). */
+static void xent_rows(float *logprob, float *dlogits, double *rowloss, const float *logits, const int32_t *target,
+                      const float *weight, int T, int V) {
+    float *scratch = dlogits ? NULL : malloc(sizeof(float) * V);
+#pragma omp for schedule(static)
+    for (int t = 0; t < T; t++) {
+        const int tg = target[t];
+        const float w = tg < 0 ? 0.0f : (weight ? weight[t] : 1.0f);
+        float *d = dlogits ? dlogits + (size_t)t * V : NULL;
+        const float lp = xent_row(d, d ? d : scratch, logits + (size_t)t * V, tg, w, V);
+        if (logprob) logprob[t] = lp;
+        rowloss[t] = -(double)w * lp;
+    }
+    free(scratch);
+}
+
 double gk_softmax_xent(float *logprob, float *dlogits, const float *logits, const int32_t *target,
                        const float *weight, int T, int V) {
     double *rowloss = malloc(sizeof(double) * (T > 0 ? T : 1));
-#pragma omp parallel num_threads(gk_threads()) if ((long)T * V > 16384)
-    {
-        float *scratch = dlogits ? NULL : malloc(sizeof(float) * V);
-#pragma omp for schedule(static)
-        for (int t = 0; t < T; t++) {
-            const int tg = target[t];
-            const float w = tg < 0 ? 0.0f : (weight ? weight[t] : 1.0f);
-            float *d = dlogits ? dlogits + (size_t)t * V : NULL;
-            const float lp = xent_row(d, d ? d : scratch, logits + (size_t)t * V, tg, w, V);
-            if (logprob) logprob[t] = lp;
-            rowloss[t] = -(double)w * lp;
-        }
-        free(scratch);
+    const int nt = gk_threads_if((long)T * V > 16384);
+    if (nt > 1) {
+#pragma omp parallel num_threads(nt)
+        xent_rows(logprob, dlogits, rowloss, logits, target, weight, T, V);
+    } else {
+        xent_rows(logprob, dlogits, rowloss, logits, target, weight, T, V);
     }
     double loss = 0;
     for (int t = 0; t < T; t++) loss += rowloss[t];

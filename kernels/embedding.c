@@ -7,8 +7,9 @@
 #include "cpu.h"
 
 void gk_embedding_forward(float *out, const int32_t *ids, const float *table, int T, int C) {
-#pragma omp parallel for num_threads(gk_threads()) schedule(static) if ((long)T * C > 65536)
-    for (int t = 0; t < T; t++) memcpy(out + (size_t)t * C, table + (size_t)ids[t] * C, sizeof(float) * C);
+    GK_PARALLEL_FOR(gk_threads_if((long)T * C > 65536),
+                    for (int t = 0; t < T; t++)
+                        memcpy(out + (size_t)t * C, table + (size_t)ids[t] * C, sizeof(float) * C););
 }
 
 /* Repeated ids would race if split over tokens, so threads split the channels instead and each walks

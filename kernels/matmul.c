@@ -352,11 +352,10 @@ static void sgemm_small_m(int trans_a, int trans_b, int M, int N, int K, float a
     }
     const int blocks = (N + SMALL_COLS - 1) / SMALL_COLS;
     const int nt = (long)N * K < 65536 ? 1 : gk_threads();
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int blk = 0; blk < blocks; blk++) {
+    GK_PARALLEL_FOR(nt, for (int blk = 0; blk < blocks; blk++) {
         const int n0 = blk * SMALL_COLS, n1 = n0 + SMALL_COLS < N ? n0 + SMALL_COLS : N;
         small_m_cols(trans_b, M, n0, n1, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    }
+    });
     free(At);
 }
 
@@ -415,6 +414,10 @@ void gk_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
         sgemm_small_m(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
+    if ((long)M * N * K < GK_SERIAL_WORK) { /* the same units, on this thread: the same bits */
+        gk_sgemm_serial(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
     gk_sgemm_select_kernel();
     sgemm_parallel(active, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);
 }
@@ -441,8 +444,8 @@ void gk_sgemm_serial(int trans_a, int trans_b, int M, int N, int K, float alpha,
 }
 
 static void fill_bias(float *y, const float *b, int T, int out) {
-#pragma omp parallel for num_threads(gk_threads()) schedule(static) if ((long)T * out > 65536)
-    for (int t = 0; t < T; t++) memcpy(y + (size_t)t * out, b, sizeof(float) * out);
+    GK_PARALLEL_FOR(gk_threads_if((long)T * out > 65536),
+                    for (int t = 0; t < T; t++) memcpy(y + (size_t)t * out, b, sizeof(float) * out););
 }
 
 void gk_linear_forward(float *y, const float *x, const float *W, const float *b, int T, int in, int out) {
@@ -562,6 +565,15 @@ void gk_linear_forward_packed(float *y, const float *x, const float *W, const fl
     }
     const packed_b pre = {Wp + PACK_HEADER, packed_npad(out, active->nr)};
     const gk_microkernel *uk = active;
+    if ((long)T * out * in < GK_SERIAL_WORK) { /* one unit over all of C, on this thread (GK_SERIAL_WORK) */
+        float *apack = scratch(2, (size_t)uk->mr * GK_MC_PANELS_FOR(uk->mr) * (in < KC ? in : KC));
+        if (!apack) {
+            gk_set_error("sgemm: out of memory for packing");
+            return;
+        }
+        sgemm_unit(uk, 0, 1, in, 1.0f, x, in, W, in, b ? 1.0f : 0.0f, y, out, 0, T, 0, out, apack, NULL, &pre);
+        return;
+    }
     if (T <= uk->mr * GK_MC_PANELS_FOR(uk->mr))
         sgemm_one_block_packed(uk, T, out, in, x, in, &pre, b ? 1.0f : 0.0f, y, out);
     else

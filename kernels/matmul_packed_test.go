@@ -141,3 +141,40 @@ func bestOf(b *testing.B, f, g func()) (tf, tg time.Duration) {
 	}
 	return tf, tg
 }
+
+// TestSmallProductsMatchLargeOnes checks that a product small enough to run on the calling thread
+// alone (GK_SERIAL_WORK) gives each row the bits that the same row gets in a product large enough
+// for the threads: a decode step of a few rows must compute what the trainer's forward does.
+func TestSmallProductsMatchLargeOnes(t *testing.T) {
+	defer useSGEMMKernel("")
+	defer Init(0, 2)
+	if err := Init(0, 2); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, kernel := range sgemmKernels() {
+		if err := useSGEMMKernel(kernel); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []struct{ small, large, in, out int }{{9, 700, 128, 384}, {16, 400, 133, 390}, {13, 300, 800, 150}} {
+			if s.small*s.in*s.out >= 1<<21 || s.large*s.in*s.out < 1<<21 {
+				t.Fatalf("%+v: the sizes do not straddle GK_SERIAL_WORK", s)
+			}
+			t.Run(fmt.Sprintf("%s/%dx%dx%d", kernel, s.small, s.in, s.out), func(t *testing.T) {
+				x, w := buf(t, randn(r, s.large*s.in, 1)), buf(t, randn(r, s.out*s.in, 1))
+				wp := Alloc(PackedLinearFloats(s.in, s.out))
+				defer wp.Free()
+				PackLinear(wp, w, s.in, s.out)
+				large, small := zeros(t, s.large*s.out), zeros(t, s.small*s.out)
+				n := s.small * s.out
+				LinearForward(large, x, w, Buf{}, s.large, s.in, s.out)
+				LinearForward(small, x, w, Buf{}, s.small, s.in, s.out)
+				same(t, read(small), read(large)[:n])
+				LinearForwardPacked(small, x, w, wp, Buf{}, s.small, s.in, s.out)
+				same(t, read(small), read(large)[:n])
+				LinearForwardPacked(large, x, w, wp, Buf{}, s.large, s.in, s.out)
+				same(t, read(small), read(large)[:n])
+			})
+		}
+	}
+}

@@ -14,11 +14,10 @@ static float rmsnorm_row(float *restrict y, const float *restrict x, const float
 }
 
 void gk_rmsnorm_forward(float *y, float *rstd, const float *x, const float *w, int T, int C, float eps) {
-#pragma omp parallel for num_threads(gk_threads()) schedule(static) if ((long)T * C > 16384)
-    for (int t = 0; t < T; t++) {
+    GK_PARALLEL_FOR(gk_threads_if((long)T * C > 16384), for (int t = 0; t < T; t++) {
         float r = rmsnorm_row(y + (size_t)t * C, x + (size_t)t * C, w, C, eps);
         if (rstd) rstd[t] = r;
-    }
+    });
 }
 
 /* dx of rows t0..t0+n-1 (n <= 4; added). Each row's sum of dy_j w_j x_j is one sequential chain of

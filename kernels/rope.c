@@ -39,6 +39,28 @@ static float *rope_inv_freq(int head_dim, float theta) {
     return invf;
 }
 
+/* rope_rotate's work, with its loops shared out among the threads of the region that calls it (or
+ * run whole on the calling thread outside one). */
+static void rope_rotate_rows(float *x, const int32_t *pos, int T, int heads, int head_dim, float sign,
+                             const float *invf, float *table, int32_t maxp) {
+    const int half = head_dim / 2;
+    float *cs = table ? NULL : malloc(sizeof(float) * 2 * half); /* a table serves every token */
+    if (table) {
+#pragma omp for schedule(static)
+        for (int p = 0; p <= maxp; p++) rope_angles(table + (size_t)p * 2 * half, invf, p, half, sign);
+    }
+#pragma omp for schedule(static)
+    for (int t = 0; t < T; t++) {
+        const float *c_s = cs;
+        if (table)
+            c_s = table + (size_t)pos[t] * 2 * half;
+        else
+            rope_angles(cs, invf, pos[t], half, sign);
+        rope_row(x + (size_t)t * heads * head_dim, c_s, heads, head_dim);
+    }
+    free(cs);
+}
+
 static void rope_rotate(float *x, const int32_t *pos, int T, int heads, int head_dim, float theta, float sign) {
     int half = head_dim / 2;
     float *invf = rope_inv_freq(head_dim, theta);
@@ -50,24 +72,12 @@ static void rope_rotate(float *x, const int32_t *pos, int T, int heads, int head
     float *table = NULL;
     const int tabled = minp >= 0 && maxp >= 0 && maxp < T;
     if (tabled) table = malloc(sizeof(float) * 2 * half * ((size_t)maxp + 1));
-    const int par = (long)T * heads * head_dim > 16384;
-#pragma omp parallel num_threads(gk_threads()) if (par)
-    {
-        float *cs = tabled ? NULL : malloc(sizeof(float) * 2 * half); /* a table serves every token */
-        if (tabled) {
-#pragma omp for schedule(static)
-            for (int p = 0; p <= maxp; p++) rope_angles(table + (size_t)p * 2 * half, invf, p, half, sign);
-        }
-#pragma omp for schedule(static)
-        for (int t = 0; t < T; t++) {
-            const float *c_s = cs;
-            if (tabled)
-                c_s = table + (size_t)pos[t] * 2 * half;
-            else
-                rope_angles(cs, invf, pos[t], half, sign);
-            rope_row(x + (size_t)t * heads * head_dim, c_s, heads, head_dim);
-        }
-        free(cs);
+    const int nt = gk_threads_if((long)T * heads * head_dim > 16384);
+    if (nt > 1) {
+#pragma omp parallel num_threads(nt)
+        rope_rotate_rows(x, pos, T, heads, head_dim, sign, invf, table, maxp);
+    } else {
+        rope_rotate_rows(x, pos, T, heads, head_dim, sign, invf, table, maxp);
     }
     free(table);
     free(invf);
@@ -78,14 +88,15 @@ static void rope_rotate(float *x, const int32_t *pos, int T, int heads, int head
 void gk_rope_table(float *cs, const int32_t *pos, int T, int head_dim, float theta) {
     const int half = head_dim / 2;
     float *invf = rope_inv_freq(head_dim, theta);
-#pragma omp parallel for num_threads(gk_threads()) schedule(static) if ((long)T * half > 4096)
-    for (int t = 0; t < T; t++) rope_angles(cs + (size_t)t * head_dim, invf, pos[t], half, 1.0f);
+    GK_PARALLEL_FOR(gk_threads_if((long)T * half > 4096),
+                    for (int t = 0; t < T; t++) rope_angles(cs + (size_t)t * head_dim, invf, pos[t], half, 1.0f););
     free(invf);
 }
 
 void gk_rope_apply(float *x, const float *cs, int T, int heads, int head_dim) {
-#pragma omp parallel for num_threads(gk_threads()) schedule(static) if ((long)T * heads * head_dim > 16384)
-    for (int t = 0; t < T; t++) rope_row(x + (size_t)t * heads * head_dim, cs + (size_t)t * head_dim, heads, head_dim);
+    GK_PARALLEL_FOR(gk_threads_if((long)T * heads * head_dim > 16384),
+                    for (int t = 0; t < T; t++)
+                        rope_row(x + (size_t)t * heads * head_dim, cs + (size_t)t * head_dim, heads, head_dim););
 }
 
 /* out1 = x1 cos - x2 sin, out2 = x2 cos + x1 sin. */

@@ -28,29 +28,25 @@ static void swiglu_backward_chunk(float *dgate, float *dup, const float *dout, c
 
 void gk_swiglu_forward(float *out, const float *gate, const float *up, size_t n) {
     const size_t chunks = (n + GK_CHUNK - 1) / GK_CHUNK;
-#pragma omp parallel for num_threads(gk_threads()) schedule(static) if (chunks > 4)
-    for (size_t c = 0; c < chunks; c++) {
+    GK_PARALLEL_FOR(gk_threads_if(chunks > 4), for (size_t c = 0; c < chunks; c++) {
         size_t i = c * GK_CHUNK, m = n - i < GK_CHUNK ? n - i : GK_CHUNK;
         swiglu_forward_chunk(out + i, gate + i, up + i, m);
-    }
+    });
 }
 
 void gk_swiglu_backward(float *dgate, float *dup, const float *dout, const float *gate, const float *up,
                         size_t n) {
     const size_t chunks = (n + GK_CHUNK - 1) / GK_CHUNK;
-#pragma omp parallel for num_threads(gk_threads()) schedule(static) if (chunks > 4)
-    for (size_t c = 0; c < chunks; c++) {
+    GK_PARALLEL_FOR(gk_threads_if(chunks > 4), for (size_t c = 0; c < chunks; c++) {
         size_t i = c * GK_CHUNK, m = n - i < GK_CHUNK ? n - i : GK_CHUNK;
         swiglu_backward_chunk(dgate ? dgate + i : NULL, dup ? dup + i : NULL, dout + i, gate + i, up + i, m);
-    }
+    });
 }
 
 void gk_add(float *y, const float *x, size_t n) {
-#pragma omp parallel for num_threads(gk_threads()) schedule(static) if (n > 65536)
-    for (size_t i = 0; i < n; i++) y[i] += x[i];
+    GK_PARALLEL_FOR(gk_threads_if(n > 65536), for (size_t i = 0; i < n; i++) y[i] += x[i];);
 }
 
 void gk_scale(float *y, float a, size_t n) {
-#pragma omp parallel for num_threads(gk_threads()) schedule(static) if (n > 65536)
-    for (size_t i = 0; i < n; i++) y[i] *= a;
+    GK_PARALLEL_FOR(gk_threads_if(n > 65536), for (size_t i = 0; i < n; i++) y[i] *= a;);
 }
