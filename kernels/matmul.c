@@ -100,6 +100,39 @@ static inline __attribute__((always_inline)) void pack_a_panel(float *d, const f
     }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* pack_a_panel for a full panel of 12 rows (the AVX-512 kernel's MR) through transposes, 8 k at a
+ * time: rows 0-7 as an 8 x 8 block (gk_transpose8_avx2), rows 8-11 as a 4 x 8 one; the last kc % 8
+ * k element by element. The scalar loop gathers one float per load from 12 rows: 5.5% of small's
+ * training step on AVX-512. The same floats in the same places. */
+__attribute__((target("avx2"))) static void pack_a_panel12_avx2(float *d, const float *a, size_t lda, int kc,
+                                                                int next) {
+    const float *rows[12];
+    for (int i = 0; i < 12; i++) rows[i] = a + (size_t)i * lda;
+    const int k8 = kc & ~7;
+    for (int k0 = 0; k0 < k8; k0 += 8) {
+        if (next && k0 % PACK_K_BLOCK == 0)
+            for (int i = 0; i < 12; i++) __builtin_prefetch(a + (size_t)(12 + i) * lda + k0);
+        float *o = d + (size_t)k0 * 12;
+        gk_transpose8_avx2(o, 12, rows, k0);
+        const __m256 r0 = _mm256_loadu_ps(rows[8] + k0), r1 = _mm256_loadu_ps(rows[9] + k0);
+        const __m256 r2 = _mm256_loadu_ps(rows[10] + k0), r3 = _mm256_loadu_ps(rows[11] + k0);
+        const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+        const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+        const __m256 u[4] = {_mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
+                             _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2))};
+        for (int j = 0; j < 4; j++) { /* u[j] holds k0 + j in its low half, k0 + 4 + j in its high one */
+            _mm_storeu_ps(o + (size_t)j * 12 + 8, _mm256_castps256_ps128(u[j]));
+            _mm_storeu_ps(o + (size_t)(j + 4) * 12 + 8, _mm256_extractf128_ps(u[j], 1));
+        }
+    }
+    for (int k = k8; k < kc; k++)
+        for (int i = 0; i < 12; i++) d[(size_t)k * 12 + i] = rows[i][k];
+}
+#endif
+
 /* op(A)[m0:m0+mc, p0:p0+kc] into MR-row panels dst[panel][k*MR + i], zero-padded. Source rows are
  * read contiguously: along k when A is not transposed, along m (the whole block per k) when it is,
  * so a large lda never means one page per element. */
@@ -137,6 +170,10 @@ PACK_INLINE_COPIES static void pack_a(float *dst, const float *A, int lda, int t
             const int next = mc - ir >= 2 * MR;
             if (MR == 6)
                 pack_a_panel(dst, a, (size_t)lda, kc, 6, next);
+#if defined(__x86_64__) && defined(__GNUC__)
+            else if (MR == 12 && __builtin_cpu_supports("avx2"))
+                pack_a_panel12_avx2(dst, a, (size_t)lda, kc, next);
+#endif
             else if (MR == 12)
                 pack_a_panel(dst, a, (size_t)lda, kc, 12, next);
             else
