@@ -425,14 +425,8 @@ void gk_attention_decode(float *out, const float *q, const float *k_new, const f
     long work = 0;
     for (int s = 0; s < nseq; s++) work += 2L * kv_lens[s] * nh * hd;
     const int nthreads = work < GK_SERIAL_WORK ? 1 : units < threads ? (int)units : threads;
-    if (nthreads > 1) {
-#pragma omp parallel num_threads(nthreads)
-        decode_team(out, q, k_new, v_new, k_caches, v_caches, k_tiles, kv_lens, starts, tiles, units, max_r, nseq, nh,
-                    nkv, hd, scale, avx2);
-    } else {
-        decode_team(out, q, k_new, v_new, k_caches, v_caches, k_tiles, kv_lens, starts, tiles, units, max_r, nseq, nh,
-                    nkv, hd, scale, avx2);
-    }
+    GK_PARALLEL(nthreads, decode_team(out, q, k_new, v_new, k_caches, v_caches, k_tiles, kv_lens, starts, tiles, units,
+                                      max_r, nseq, nh, nkv, hd, scale, avx2));
     free(starts);
 }
 

@@ -43,6 +43,19 @@ void gk_sgemm_serial(int trans_a, int trans_b, int M, int N, int K, float alpha,
         }                                                                                      \
     } while (0)
 
+/* GK_PARALLEL(nt, call): call run by each of nt threads in a parallel region (its orphaned
+ * `omp for` loops share out their iterations), or once on the calling thread when nt < 2, without
+ * entering OpenMP (see GK_PARALLEL_FOR); an `omp for` outside a region runs every iteration. */
+#define GK_PARALLEL(nt, ...)                                                                   \
+    do {                                                                                       \
+        const int gk_p_nt_ = (nt);                                                             \
+        if (gk_p_nt_ > 1) {                                                                    \
+            _Pragma("omp parallel num_threads(gk_p_nt_)") { __VA_ARGS__; }                    \
+        } else {                                                                               \
+            __VA_ARGS__;                                                                       \
+        }                                                                                      \
+    } while (0)
+
 /* Multiply-adds below which a kernel runs on the calling thread alone: a second thread that has gone
  * to sleep since the last region takes longer to wake than this much work takes (on a 2-core VM
  * with AVX-512, 30–100 µs against ~15 µs; `tiny` decoded 16 sequences faster on one thread than

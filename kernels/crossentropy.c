@@ -45,13 +45,7 @@ static void xent_rows(float *logprob, float *dlogits, double *rowloss, const flo
 double gk_softmax_xent(float *logprob, float *dlogits, const float *logits, const int32_t *target,
                        const float *weight, int T, int V) {
     double *rowloss = malloc(sizeof(double) * (T > 0 ? T : 1));
-    const int nt = gk_threads_if((long)T * V > 16384);
-    if (nt > 1) {
-#pragma omp parallel num_threads(nt)
-        xent_rows(logprob, dlogits, rowloss, logits, target, weight, T, V);
-    } else {
-        xent_rows(logprob, dlogits, rowloss, logits, target, weight, T, V);
-    }
+    GK_PARALLEL(gk_threads_if((long)T * V > 16384), xent_rows(logprob, dlogits, rowloss, logits, target, weight, T, V));
     double loss = 0;
     for (int t = 0; t < T; t++) loss += rowloss[t];
     free(rowloss);

@@ -163,6 +163,9 @@ PACK_INLINE_COPIES static void pack_a(float *dst, const float *A, int lda, int t
         }
         return;
     }
+#if defined(__x86_64__) && defined(__GNUC__)
+    const int avx2 = MR == 12 && __builtin_cpu_supports("avx2");
+#endif
     for (int ir = 0; ir < mc; ir += MR, dst += (size_t)MR * kc) {
         const int rows = mc - ir < MR ? mc - ir : MR;
         const float *a = A + (size_t)(m0 + ir) * lda + p0;
@@ -171,7 +174,7 @@ PACK_INLINE_COPIES static void pack_a(float *dst, const float *A, int lda, int t
             if (MR == 6)
                 pack_a_panel(dst, a, (size_t)lda, kc, 6, next);
 #if defined(__x86_64__) && defined(__GNUC__)
-            else if (MR == 12 && __builtin_cpu_supports("avx2"))
+            else if (avx2)
                 pack_a_panel12_avx2(dst, a, (size_t)lda, kc, next);
 #endif
             else if (MR == 12)
@@ -388,12 +391,30 @@ static void sgemm_small_m(int trans_a, int trans_b, int M, int N, int K, float a
         lda = K;
     }
     const int blocks = (N + SMALL_COLS - 1) / SMALL_COLS;
-    const int nt = (long)N * K < 65536 ? 1 : gk_threads();
-    GK_PARALLEL_FOR(nt, for (int blk = 0; blk < blocks; blk++) {
+    GK_PARALLEL_FOR(gk_threads_if((long)N * K >= 65536), for (int blk = 0; blk < blocks; blk++) {
         const int n0 = blk * SMALL_COLS, n1 = n0 + SMALL_COLS < N ? n0 + SMALL_COLS : N;
         small_m_cols(trans_b, M, n0, n1, K, alpha, A, lda, B, ldb, beta, C, ldc);
     });
     free(At);
+}
+
+/* The product on the calling thread alone, with the microkernel uk: column slices of NC_UNIT, each
+ * one sgemm_unit, so every element sees the K slices and microkernel calls it sees in
+ * sgemm_parallel — the same bits. pre, when not NULL, is op(B) already packed. */
+static void sgemm_serial(const gk_microkernel *uk, int trans_a, int trans_b, int M, int N, int K, float alpha,
+                         const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc,
+                         const packed_b *pre) {
+    const int MR = uk->mr, NR = uk->nr, MC = MR * GK_MC_PANELS_FOR(MR);
+    const int kcmax = K < KC ? K : KC, ncu = N < NC_UNIT ? N : NC_UNIT;
+    float *apack = scratch(2, (size_t)MC * kcmax);
+    float *bpack = pre ? NULL : scratch(3, (size_t)kcmax * ((ncu + NR - 1) / NR * NR));
+    if (!apack || (!pre && !bpack)) {
+        gk_set_error("sgemm: out of memory for packing");
+        return;
+    }
+    for (int n0 = 0; n0 < N; n0 += ncu)
+        sgemm_unit(uk, trans_a, trans_b, K, alpha, A, lda, B, ldb, beta, C, ldc, 0, M, n0, n0 + ncu < N ? n0 + ncu : N,
+                   apack, bpack, pre);
 }
 
 /* The parallel product with the microkernel uk; pre, when not NULL, is op(B) already packed. */
@@ -451,12 +472,11 @@ void gk_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
         sgemm_small_m(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
-    if ((long)M * N * K < GK_SERIAL_WORK) { /* the same units, on this thread: the same bits */
-        gk_sgemm_serial(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        return;
-    }
     gk_sgemm_select_kernel();
-    sgemm_parallel(active, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);
+    if ((long)M * N * K < GK_SERIAL_WORK)
+        sgemm_serial(active, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);
+    else
+        sgemm_parallel(active, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);
 }
 
 void gk_sgemm_serial(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
@@ -467,17 +487,7 @@ void gk_sgemm_serial(int trans_a, int trans_b, int M, int N, int K, float alpha,
         return;
     }
     gk_sgemm_select_kernel();
-    const gk_microkernel *uk = active;
-    const int MR = uk->mr, NR = uk->nr, MC = MR * GK_MC_PANELS_FOR(MR);
-    const int kcmax = K < KC ? K : KC, ncu = N < NC_UNIT ? N : NC_UNIT;
-    float *apack = scratch(2, (size_t)MC * kcmax), *bpack = scratch(3, (size_t)kcmax * ((ncu + NR - 1) / NR * NR));
-    if (!apack || !bpack) {
-        gk_set_error("sgemm: out of memory for packing");
-        return;
-    }
-    for (int n0 = 0; n0 < N; n0 += ncu)
-        sgemm_unit(uk, trans_a, trans_b, K, alpha, A, lda, B, ldb, beta, C, ldc, 0, M, n0, n0 + ncu < N ? n0 + ncu : N,
-                   apack, bpack, NULL);
+    sgemm_serial(active, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);
 }
 
 static void fill_bias(float *y, const float *b, int T, int out) {
@@ -602,16 +612,9 @@ void gk_linear_forward_packed(float *y, const float *x, const float *W, const fl
     }
     const packed_b pre = {Wp + PACK_HEADER, packed_npad(out, active->nr)};
     const gk_microkernel *uk = active;
-    if ((long)T * out * in < GK_SERIAL_WORK) { /* one unit over all of C, on this thread (GK_SERIAL_WORK) */
-        float *apack = scratch(2, (size_t)uk->mr * GK_MC_PANELS_FOR(uk->mr) * (in < KC ? in : KC));
-        if (!apack) {
-            gk_set_error("sgemm: out of memory for packing");
-            return;
-        }
-        sgemm_unit(uk, 0, 1, in, 1.0f, x, in, W, in, b ? 1.0f : 0.0f, y, out, 0, T, 0, out, apack, NULL, &pre);
-        return;
-    }
-    if (T <= uk->mr * GK_MC_PANELS_FOR(uk->mr))
+    if ((long)T * out * in < GK_SERIAL_WORK)
+        sgemm_serial(uk, 0, 1, T, out, in, 1.0f, x, in, W, in, b ? 1.0f : 0.0f, y, out, &pre);
+    else if (T <= uk->mr * GK_MC_PANELS_FOR(uk->mr))
         sgemm_one_block_packed(uk, T, out, in, x, in, &pre, b ? 1.0f : 0.0f, y, out);
     else
         sgemm_parallel(uk, 0, 1, T, out, in, 1.0f, x, in, W, in, b ? 1.0f : 0.0f, y, out, &pre);

@@ -72,13 +72,8 @@ static void rope_rotate(float *x, const int32_t *pos, int T, int heads, int head
     float *table = NULL;
     const int tabled = minp >= 0 && maxp >= 0 && maxp < T;
     if (tabled) table = malloc(sizeof(float) * 2 * half * ((size_t)maxp + 1));
-    const int nt = gk_threads_if((long)T * heads * head_dim > 16384);
-    if (nt > 1) {
-#pragma omp parallel num_threads(nt)
-        rope_rotate_rows(x, pos, T, heads, head_dim, sign, invf, table, maxp);
-    } else {
-        rope_rotate_rows(x, pos, T, heads, head_dim, sign, invf, table, maxp);
-    }
+    GK_PARALLEL(gk_threads_if((long)T * heads * head_dim > 16384),
+                rope_rotate_rows(x, pos, T, heads, head_dim, sign, invf, table, maxp));
     free(table);
     free(invf);
 }
