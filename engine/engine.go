@@ -93,10 +93,15 @@ type Engine struct {
 	waiting  []*Sequence
 	active   []*Sequence // admitted: running or paused, in admission order
 	reserved int         // KV tokens held by admitted sequences
-	turn     int         // where the next capped step starts among the decoding sequences
-	nextID   uint64
-	seeds    *rand.Rand
-	samps    []sampler // one per sampling worker (sampleRows)
+	// Caches of finished sequences, by capacity, kept for the next ones: their memory is already
+	// mapped and touched, so admitting a sequence costs no page faults (a fault inside a step's
+	// kernels stalls every thread of the team). pooled + reserved stays within KVTokens.
+	pool   map[int][]*model.KVCache
+	pooled int
+	turn   int // where the next capped step starts among the decoding sequences
+	nextID uint64
+	seeds  *rand.Rand
+	samps  []sampler // one per sampling worker (sampleRows)
 	// sampleWork is the logits per sampling goroutine (sampleRowsWork when the engine was made).
 	sampleWork int
 	logits     []float32
@@ -132,7 +137,7 @@ func New(m *model.Model, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("new engine: %w", err)
 	}
 	e := &Engine{
-		m: m, opts: opts, dec: dec,
+		m: m, opts: opts, dec: dec, pool: map[int][]*model.KVCache{},
 		cmds: make(chan func(), 64), quit: make(chan struct{}), done: make(chan struct{}),
 		seeds:      rand.New(rand.NewPCG(opts.Seed, 0x51ed)),
 		logits:     make([]float32, opts.MaxSeqs*m.Config.VocabSize),
@@ -301,7 +306,8 @@ func (e *Engine) finish(s *Sequence, ev Event) {
 	} else {
 		e.active = removeSeq(e.active, s)
 		e.reserved -= s.cache.Cap()
-		s.cache.Free()
+		e.pool[s.cache.Cap()] = append(e.pool[s.cache.Cap()], s.cache)
+		e.pooled += s.cache.Cap()
 		s.cache = nil
 	}
 	s.state = stateDone

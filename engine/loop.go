@@ -76,7 +76,7 @@ func (e *Engine) admit() {
 		if e.reserved+s.req.Capacity > e.opts.KVTokens {
 			return
 		}
-		cache, err := e.m.NewKVCache(s.req.Capacity)
+		cache, err := e.takeCache(s.req.Capacity)
 		if err != nil {
 			e.finish(s, Event{Kind: EventDone, Finish: FinishError, Err: err})
 			continue
@@ -344,6 +344,39 @@ func (e *Engine) shutdown() {
 	for len(e.active) > 0 {
 		e.finish(e.active[0], Event{Kind: EventDone, Finish: FinishCancelled, Err: ErrClosed})
 	}
+	e.freePool()
 	e.dec.Close()
 	e.publishStats()
+}
+
+// takeCache returns an empty cache of the given capacity: a pooled one, or a new one after
+// freeing pooled caches of other sizes while the pool and the admitted sequences would pass the
+// engine's KV budget.
+func (e *Engine) takeCache(capacity int) (*model.KVCache, error) {
+	if list := e.pool[capacity]; len(list) > 0 {
+		c := list[len(list)-1]
+		e.pool[capacity] = list[:len(list)-1]
+		e.pooled -= capacity
+		c.Truncate(0)
+		return c, nil
+	}
+	for size, list := range e.pool {
+		for len(list) > 0 && e.reserved+e.pooled+capacity > e.opts.KVTokens {
+			list[len(list)-1].Free()
+			list = list[:len(list)-1]
+			e.pooled -= size
+		}
+		e.pool[size] = list
+	}
+	return e.m.NewKVCache(capacity)
+}
+
+func (e *Engine) freePool() {
+	for size, list := range e.pool {
+		for _, c := range list {
+			c.Free()
+		}
+		delete(e.pool, size)
+	}
+	e.pooled = 0
 }

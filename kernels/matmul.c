@@ -301,7 +301,7 @@ static void sgemm_unit(const gk_microkernel *uk, int trans_a, int trans_b, int K
                 for (int ir = 0; ir < mc; ir += MR) {
                     const int rows = mc - ir < MR ? mc - ir : MR;
                     uk->fn(kc, apack + (size_t)ir * kc, bp, C + (size_t)(ic + ir) * ldc + n0 + p * NR, ldc, alpha,
-                           b_eff, rows, cols);
+                           b_eff, rows, cols, NULL);
                 }
             }
         }
@@ -566,24 +566,17 @@ static void sgemm_one_block_packed(const gk_microkernel *uk, int M, int N, int K
                 for (int p = p0; p < p1; p++) {
                     const int cols = N - p * NR < NR ? N - p * NR : NR;
                     const float *bp = bslice + (size_t)p * NR * kc;
-                    /* The weights stream from memory once per step: while this panel's row tiles
-                     * run, fetch the next panel (this slice's, or the next slice's first) into L2,
-                     * a share of its lines before each tile. */
+                    /* The weights stream from memory once per step: the first row tile fetches
+                     * the next panel (this slice's, or the next slice's first) into L2 as it goes. */
                     const float *next = NULL;
-                    long next_lines = 0;
                     if (p + 1 < p1)
-                        next = bp + (size_t)NR * kc, next_lines = (long)NR * kc / 16;
-                    else if (pc + KC < K) {
-                        const int kn = K - pc - KC < KC ? K - pc - KC : KC;
-                        next = pre->panels + (size_t)pre->npad * (pc + KC) + (size_t)p0 * NR * kn;
-                        next_lines = (long)NR * kn / 16;
-                    }
-                    for (int ir = 0, t = 0; ir < M; ir += MR, t++) {
+                        next = bp + (size_t)NR * kc;
+                    else if (pc + KC < K)
+                        next = pre->panels + (size_t)pre->npad * (pc + KC) + (size_t)p0 * NR * (K - pc - KC < KC ? K - pc - KC : KC);
+                    for (int ir = 0; ir < M; ir += MR) {
                         const int rows = M - ir < MR ? M - ir : MR;
-                        for (long l = next_lines * t / tiles; l < next_lines * (t + 1) / tiles; l++)
-                            __builtin_prefetch(next + l * 16, 0, 2);
                         uk->fn(kc, ap + (size_t)ir * kc, bp, C + (size_t)ir * ldc + p * NR, ldc, 1.0f, b_eff, rows,
-                               cols);
+                               cols, ir == 0 ? next : NULL);
                     }
                 }
             }

@@ -5,7 +5,8 @@
 #define GORSTAR_SGEMM_H
 
 typedef void (*gk_microkernel_fn)(int kc, const float *restrict a, const float *restrict b, float *restrict c,
-                                  long ldc, float alpha, float beta, int mr, int nr);
+                                  long ldc, float alpha, float beta, int mr, int nr,
+                                  const float *pf);
 
 typedef struct {
     const char *name; /* also the backend name when this kernel is in use */

@@ -15,30 +15,36 @@
 
 #include "sgemm.h"
 
+/* The body for the first R rows of a panel (R <= MR: the rest of an edge panel is zero padding),
+ * R a constant after inlining. Each element of C sees the same products in the same order whatever
+ * R is, so a short tile gives the bits of a full one. */
 #define GK_MICROKERNEL(NAME, ATTR, VEC, VW, MR, NV)                                                       \
-    ATTR static void NAME(int kc, const float *restrict a, const float *restrict b, float *restrict c,   \
-                          long ldc, float alpha, float beta, int mr, int nr) {                            \
+    ATTR static inline __attribute__((always_inline)) void NAME##_rows(                                   \
+        const int R, const int PF, int kc, const float *restrict a, const float *restrict b,                \
+        float *restrict c, long ldc, float alpha, float beta, int mr, int nr, const float *pf) {          \
         typedef float vec __attribute__((vector_size(VEC)));                                              \
         typedef float uvec __attribute__((vector_size(VEC), aligned(4)));                                \
         enum { NR = VW * NV };                                                                            \
         vec acc[MR][NV];                                                                                  \
         /* C is usually far from cache: start fetching it now, it is needed at the end. */               \
-        for (int i = 0; i < MR; i++) {                                                                    \
+        for (int i = 0; i < R; i++) {                                                                     \
             __builtin_prefetch(c + i * ldc, 1, 3);                                                        \
             __builtin_prefetch(c + i * ldc + NR - 1, 1, 3);                                               \
         }                                                                                                 \
-        for (int i = 0; i < MR; i++)                                                                      \
+        for (int i = 0; i < R; i++)                                                                       \
             for (int v = 0; v < NV; v++) acc[i][v] = (vec){0};                                            \
         _Pragma("GCC unroll 4") for (int k = 0; k < kc; k++) {                                           \
             vec bv[NV];                                                                                   \
             for (int v = 0; v < NV; v++) bv[v] = *(const vec *)(b + (long)k * NR + v * VW);               \
-            for (int i = 0; i < MR; i++) {                                                                \
+            if (PF)                                                                                       \
+                for (int l = 0; l < NR; l += 16) __builtin_prefetch(pf + (long)k * NR + l, 0, 2);         \
+            for (int i = 0; i < R; i++) {                                                                 \
                 vec av = a[(long)k * MR + i] - (vec){0};                                                \
                 for (int v = 0; v < NV; v++) acc[i][v] += av * bv[v];                                     \
             }                                                                                             \
         }                                                                                                 \
-        if (mr == MR && nr == NR) {                                                                       \
-            for (int i = 0; i < MR; i++)                                                                  \
+        if (mr == R && nr == NR) {                                                                        \
+            for (int i = 0; i < R; i++)                                                                   \
                 for (int v = 0; v < NV; v++) {                                                            \
                     uvec *cp = (uvec *)(c + i * ldc + v * VW);                                            \
                     vec r = acc[i][v] * alpha;                                                            \
@@ -48,13 +54,35 @@
             return;                                                                                       \
         }                                                                                                 \
         float tile[MR][NR] __attribute__((aligned(64)));                                                  \
-        for (int i = 0; i < MR; i++)                                                                      \
+        for (int i = 0; i < R; i++)                                                                       \
             for (int v = 0; v < NV; v++) *(vec *)&tile[i][v * VW] = acc[i][v];                            \
         for (int i = 0; i < mr; i++)                                                                      \
             for (int j = 0; j < nr; j++) {                                                                \
                 float r = alpha * tile[i][j];                                                             \
                 c[i * ldc + j] = beta != 0 ? r + beta * c[i * ldc + j] : r;                               \
             }                                                                                             \
+    }                                                                                                     \
+    /* A panel's last rows often hold a few real rows (a decode step of 16 sequences: 12 + 4): those     \
+     * run a third or two thirds of the multiply-adds. */                                                \
+    ATTR static inline __attribute__((always_inline)) void NAME##_pf(                                     \
+        const int PF, int kc, const float *restrict a, const float *restrict b,                             \
+                               float *restrict c, long ldc, float alpha, float beta, int mr, int nr,      \
+                               const float *pf) {                                                         \
+        if (MR >= 3 && mr <= MR / 3)                                                                      \
+            NAME##_rows(MR / 3, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf);                           \
+        else if (MR >= 3 && mr <= 2 * MR / 3)                                                             \
+            NAME##_rows(2 * MR / 3, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf);                       \
+        else                                                                                              \
+            NAME##_rows(MR, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf);                               \
+    }                                                                                                     \
+    /* pf, when not NULL, is a panel of kc x NR floats to fetch into L2 while this one runs (the next   \
+     * panel of weights streaming from memory), at the pace this one is read. */                         \
+    ATTR static void NAME(int kc, const float *restrict a, const float *restrict b, float *restrict c,   \
+                          long ldc, float alpha, float beta, int mr, int nr, const float *pf) {           \
+        if (pf)                                                                                           \
+            NAME##_pf(1, kc, a, b, c, ldc, alpha, beta, mr, nr, pf);                                      \
+        else                                                                                              \
+            NAME##_pf(0, kc, a, b, c, ldc, alpha, beta, mr, nr, pf);                                      \
     }
 
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -55,6 +55,10 @@ func (m *Model) NewKVCache(capacity int) (*KVCache, error) {
 	if kernels.DecodeKeyTiles() {
 		c.tiles = kernels.Alloc(layers * kernels.KeyTileFloats(capacity, kv))
 	}
+	// Touch the memory now, on the caller's thread: a page first written inside a step's kernels
+	// faults there and stalls the whole thread team at the next barrier.
+	c.buf.Zero()
+	c.tiles.Zero()
 	c.newOrigin()
 	return c, nil
 }
