@@ -301,7 +301,7 @@ static void sgemm_unit(const gk_microkernel *uk, int trans_a, int trans_b, int K
                 for (int ir = 0; ir < mc; ir += MR) {
                     const int rows = mc - ir < MR ? mc - ir : MR;
                     uk->fn(kc, apack + (size_t)ir * kc, bp, C + (size_t)(ic + ir) * ldc + n0 + p * NR, ldc, alpha,
-                           b_eff, rows, cols, NULL);
+                           b_eff, rows, cols, NULL, 0, 1);
                 }
             }
         }
@@ -566,17 +566,18 @@ static void sgemm_one_block_packed(const gk_microkernel *uk, int M, int N, int K
                 for (int p = p0; p < p1; p++) {
                     const int cols = N - p * NR < NR ? N - p * NR : NR;
                     const float *bp = bslice + (size_t)p * NR * kc;
-                    /* The weights stream from memory once per step: the first row tile fetches
-                     * the next panel (this slice's, or the next slice's first) into L2 as it goes. */
+                    /* The weights stream from memory once per step: the row tiles fetch the next
+                     * panel (this slice's, or the next slice's first) into L2 as they go, tile t
+                     * its rows t, t + tiles, ... */
                     const float *next = NULL;
                     if (p + 1 < p1)
                         next = bp + (size_t)NR * kc;
                     else if (pc + KC < K)
                         next = pre->panels + (size_t)pre->npad * (pc + KC) + (size_t)p0 * NR * (K - pc - KC < KC ? K - pc - KC : KC);
-                    for (int ir = 0; ir < M; ir += MR) {
+                    for (int ir = 0, t = 0; ir < M; ir += MR, t++) {
                         const int rows = M - ir < MR ? M - ir : MR;
                         uk->fn(kc, ap + (size_t)ir * kc, bp, C + (size_t)ir * ldc + p * NR, ldc, 1.0f, b_eff, rows,
-                               cols, ir == 0 ? next : NULL);
+                               cols, next, t, tiles);
                     }
                 }
             }

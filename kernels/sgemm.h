@@ -6,7 +6,7 @@
 
 typedef void (*gk_microkernel_fn)(int kc, const float *restrict a, const float *restrict b, float *restrict c,
                                   long ldc, float alpha, float beta, int mr, int nr,
-                                  const float *pf);
+                                  const float *pf, int pf_first, int pf_every);
 
 typedef struct {
     const char *name; /* also the backend name when this kernel is in use */

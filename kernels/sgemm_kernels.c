@@ -21,7 +21,8 @@
 #define GK_MICROKERNEL(NAME, ATTR, VEC, VW, MR, NV)                                                       \
     ATTR static inline __attribute__((always_inline)) void NAME##_rows(                                   \
         const int R, const int PF, int kc, const float *restrict a, const float *restrict b,                \
-        float *restrict c, long ldc, float alpha, float beta, int mr, int nr, const float *pf) {          \
+        float *restrict c, long ldc, float alpha, float beta, int mr, int nr, const float *pf, int pf_first, \
+        int pf_every) {                                                                                   \
         typedef float vec __attribute__((vector_size(VEC)));                                              \
         typedef float uvec __attribute__((vector_size(VEC), aligned(4)));                                \
         enum { NR = VW * NV };                                                                            \
@@ -33,11 +34,14 @@
         }                                                                                                 \
         for (int i = 0; i < R; i++)                                                                       \
             for (int v = 0; v < NV; v++) acc[i][v] = (vec){0};                                            \
+        int pf_due = pf_first;                                                                            \
         _Pragma("GCC unroll 4") for (int k = 0; k < kc; k++) {                                           \
             vec bv[NV];                                                                                   \
             for (int v = 0; v < NV; v++) bv[v] = *(const vec *)(b + (long)k * NR + v * VW);               \
-            if (PF)                                                                                       \
+            if (PF && k == pf_due) {                                                                      \
                 for (int l = 0; l < NR; l += 16) __builtin_prefetch(pf + (long)k * NR + l, 0, 2);         \
+                pf_due += pf_every;                                                                       \
+            }                                                                                             \
             for (int i = 0; i < R; i++) {                                                                 \
                 vec av = a[(long)k * MR + i] - (vec){0};                                                \
                 for (int v = 0; v < NV; v++) acc[i][v] += av * bv[v];                                     \
@@ -67,22 +71,25 @@
     ATTR static inline __attribute__((always_inline)) void NAME##_pf(                                     \
         const int PF, int kc, const float *restrict a, const float *restrict b,                             \
                                float *restrict c, long ldc, float alpha, float beta, int mr, int nr,      \
-                               const float *pf) {                                                         \
+                               const float *pf, int pf_first, int pf_every) {                             \
         if (MR >= 3 && mr <= MR / 3)                                                                      \
-            NAME##_rows(MR / 3, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf);                           \
+            NAME##_rows(MR / 3, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);                           \
         else if (MR >= 3 && mr <= 2 * MR / 3)                                                             \
-            NAME##_rows(2 * MR / 3, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf);                       \
+            NAME##_rows(2 * MR / 3, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);                       \
         else                                                                                              \
-            NAME##_rows(MR, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf);                               \
+            NAME##_rows(MR, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);                               \
     }                                                                                                     \
     /* pf, when not NULL, is a panel of kc x NR floats to fetch into L2 while this one runs (the next   \
-     * panel of weights streaming from memory), at the pace this one is read. */                         \
+     * panel of weights streaming from memory): its rows pf_first, pf_first + pf_every, ..., each at the \
+     * iteration that reads the same row here, so that the row tiles of a panel share the fetching      \
+     * evenly and none waits on a burst of it. */                                                        \
     ATTR static void NAME(int kc, const float *restrict a, const float *restrict b, float *restrict c,   \
-                          long ldc, float alpha, float beta, int mr, int nr, const float *pf) {           \
+                          long ldc, float alpha, float beta, int mr, int nr, const float *pf, int pf_first, \
+                          int pf_every) {                                                                 \
         if (pf)                                                                                           \
-            NAME##_pf(1, kc, a, b, c, ldc, alpha, beta, mr, nr, pf);                                      \
+            NAME##_pf(1, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);                  \
         else                                                                                              \
-            NAME##_pf(0, kc, a, b, c, ldc, alpha, beta, mr, nr, pf);                                      \
+            NAME##_pf(0, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, 0, 1);                                \
     }
 
 #if defined(__x86_64__) && defined(__GNUC__)
