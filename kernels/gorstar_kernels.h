@@ -53,6 +53,11 @@ long gk_linear_packed_floats(int in, int out);
 void gk_linear_pack(float *Wp, const float *W, int in, int out);
 void gk_linear_forward_packed(float *y, const float *x, const float *W, const float *Wp, const float *b, int T, int in,
                               int out);
+/* ys[i][T,outs[i]] = x[T,in] * Ws[i]^T + bs[i], i < n (n <= 4; bs[i] may be NULL): several
+ * gk_linear_forward_packed of one input (q, k and v; gate and up) in one parallel region with x
+ * packed once; the same bits as the calls one by one. */
+void gk_linear_forward_packed_multi(int n, float *const *ys, const float *x, const float *const *Ws,
+                                    const float *const *Wps, const float *const *bs, int T, int in, const int *outs);
 /* dx[T,in] += dy*W ; dW[out,in] += dy^T*x ; db[out] += sum_t dy  (any of dx, dW, db may be NULL). */
 void gk_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x, const float *W,
                         int T, int in, int out);

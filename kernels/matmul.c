@@ -532,23 +532,31 @@ void gk_linear_pack(float *Wp, const float *W, int in, int out) {
     }
 }
 
-/* C[M,N] = A[M,K] * op(B) + beta * C for M within one MC block and op(B) prepacked (a decode step):
- * the threads pack all of A once, together, then share out NR-panel column ranges dynamically. Each
- * element sees sgemm_unit's K slices and microkernel calls, so the bits match gk_sgemm's. */
-static void sgemm_one_block_packed(const gk_microkernel *uk, int M, int N, int K, const float *A, int lda,
-                                   const packed_b *pre, float beta, float *C, int ldc) {
+/* The products C_i[M,N_i] = A[M,K] * op(B_i) + beta_i * C_i, i < n, for M within one MC block and each
+ * op(B_i) prepacked (a decode step: q, k and v, or gate and up, of one input): the threads pack A
+ * once, together, then share out NR-panel column ranges of all n products dynamically, in one
+ * parallel region. Each element sees sgemm_unit's K slices and microkernel calls, so the bits match
+ * gk_sgemm's. */
+enum { MULTI_MAX = 4 };
+static void sgemm_one_block_packed(const gk_microkernel *uk, int n, int M, const int *Ns, int K, const float *A,
+                                   int lda, const packed_b *pres, const float *betas, float *const *Cs) {
     const int MR = uk->mr, NR = uk->nr, nt = gk_threads();
     const long mpad = (long)(M + MR - 1) / MR * MR;
-    const int slices = (K + KC - 1) / KC, panels = (N + NR - 1) / NR;
+    const int slices = (K + KC - 1) / KC, tiles = (M + MR - 1) / MR;
     float *apack = scratch(4, (size_t)mpad * K);
     if (!apack) {
         gk_set_error("sgemm: out of memory for packing");
         return;
     }
-    /* About four column ranges per thread, at least two panels each. */
-    int per = panels / (4 * nt);
+    /* About four column ranges per thread over all the products, at least two panels each; first[i]
+     * is product i's first unit. */
+    int panels[MULTI_MAX], first[MULTI_MAX + 1], total = 0;
+    for (int i = 0; i < n; i++) total += panels[i] = (Ns[i] + NR - 1) / NR;
+    int per = total / (4 * nt);
     if (per < 2) per = 2;
-    const int units = (panels + per - 1) / per, tiles = (M + MR - 1) / MR;
+    first[0] = 0;
+    for (int i = 0; i < n; i++) first[i + 1] = first[i] + (panels[i] + per - 1) / per;
+    const int units = first[n];
 #pragma omp parallel num_threads(nt)
     {
 #pragma omp for schedule(static)
@@ -558,10 +566,15 @@ static void sgemm_one_block_packed(const gk_microkernel *uk, int M, int N, int K
         }
 #pragma omp for schedule(dynamic, 1)
         for (int u = 0; u < units; u++) {
-            const int p0 = u * per, p1 = p0 + per < panels ? p0 + per : panels;
+            int i = 0;
+            while (u >= first[i + 1]) i++;
+            const int N = Ns[i], ldc = N;
+            const packed_b *pre = &pres[i];
+            float *C = Cs[i];
+            const int p0 = (u - first[i]) * per, p1 = p0 + per < panels[i] ? p0 + per : panels[i];
             for (int pc = 0; pc < K; pc += KC) {
                 const int kc = K - pc < KC ? K - pc : KC;
-                const float b_eff = pc == 0 ? beta : 1.0f;
+                const float b_eff = pc == 0 ? betas[i] : 1.0f;
                 const float *ap = apack + mpad * pc, *bslice = pre->panels + (size_t)pre->npad * pc;
                 for (int p = p0; p < p1; p++) {
                     const int cols = N - p * NR < NR ? N - p * NR : NR;
@@ -585,6 +598,13 @@ static void sgemm_one_block_packed(const gk_microkernel *uk, int M, int N, int K
     }
 }
 
+/* Whether Wp holds W[out,in] packed for the kernel in use. */
+static int packed_for(const float *Wp, int in, int out) {
+    const int32_t *hdr = (const int32_t *)Wp;
+    return hdr[0] == PACK_MAGIC && hdr[1] == (int32_t)(active - gk_microkernels) && hdr[2] == in && hdr[3] == out &&
+           hdr[4] == KC;
+}
+
 void gk_linear_forward_packed(float *y, const float *x, const float *W, const float *Wp, const float *b, int T, int in,
                               int out) {
     if (T <= SMALL_M) { /* few rows read W in place (as gk_sgemm does): Wp is not used */
@@ -592,9 +612,7 @@ void gk_linear_forward_packed(float *y, const float *x, const float *W, const fl
         return;
     }
     gk_sgemm_select_kernel();
-    const int32_t *hdr = (const int32_t *)Wp;
-    if (hdr[0] != PACK_MAGIC || hdr[1] != (int32_t)(active - gk_microkernels) || hdr[2] != in || hdr[3] != out ||
-        hdr[4] != KC) {
+    if (!packed_for(Wp, in, out)) {
         gk_linear_forward(y, x, W, b, T, in, out); /* packed for another kernel or shape: W is the truth */
         return;
     }
@@ -606,12 +624,37 @@ void gk_linear_forward_packed(float *y, const float *x, const float *W, const fl
     }
     const packed_b pre = {Wp + PACK_HEADER, packed_npad(out, active->nr)};
     const gk_microkernel *uk = active;
+    const float beta = b ? 1.0f : 0.0f;
     if ((long)T * out * in < GK_SERIAL_WORK)
-        sgemm_serial(uk, 0, 1, T, out, in, 1.0f, x, in, W, in, b ? 1.0f : 0.0f, y, out, &pre);
+        sgemm_serial(uk, 0, 1, T, out, in, 1.0f, x, in, W, in, beta, y, out, &pre);
     else if (T <= uk->mr * GK_MC_PANELS_FOR(uk->mr))
-        sgemm_one_block_packed(uk, T, out, in, x, in, &pre, b ? 1.0f : 0.0f, y, out);
+        sgemm_one_block_packed(uk, 1, T, &out, in, x, in, &pre, &beta, &y);
     else
-        sgemm_parallel(uk, 0, 1, T, out, in, 1.0f, x, in, W, in, b ? 1.0f : 0.0f, y, out, &pre);
+        sgemm_parallel(uk, 0, 1, T, out, in, 1.0f, x, in, W, in, beta, y, out, &pre);
+}
+
+void gk_linear_forward_packed_multi(int n, float *const *ys, const float *x, const float *const *Ws,
+                                    const float *const *Wps, const float *const *bs, int T, int in, const int *outs) {
+    gk_sgemm_select_kernel();
+    const gk_microkernel *uk = active;
+    long work = 0;
+    int together = n >= 2 && n <= MULTI_MAX && T > SMALL_M && T <= uk->mr * GK_MC_PANELS_FOR(uk->mr) && in > 0;
+    for (int i = 0; together && i < n; i++) {
+        together = outs[i] > 0 && packed_for(Wps[i], in, outs[i]);
+        work += (long)T * outs[i] * in;
+    }
+    if (!together || work < GK_SERIAL_WORK) { /* one at a time, as gk_linear_forward_packed does each */
+        for (int i = 0; i < n; i++) gk_linear_forward_packed(ys[i], x, Ws[i], Wps[i], bs[i], T, in, outs[i]);
+        return;
+    }
+    packed_b pres[MULTI_MAX];
+    float betas[MULTI_MAX];
+    for (int i = 0; i < n; i++) {
+        if (bs[i]) fill_bias(ys[i], bs[i], T, outs[i]);
+        pres[i] = (packed_b){Wps[i] + PACK_HEADER, packed_npad(outs[i], uk->nr)};
+        betas[i] = bs[i] ? 1.0f : 0.0f;
+    }
+    sgemm_one_block_packed(uk, n, T, outs, in, x, in, pres, betas, ys);
 }
 
 void gk_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x, const float *W,

@@ -90,6 +90,35 @@ func LinearForwardPacked(y, x, w, wp, b Buf, T, in, out int) {
 	C.gk_linear_forward_packed(fp(y), fp(x), fp(w), fp(wp), fp(b), C.int(T), C.int(in), C.int(out))
 }
 
+// Linear is one product of LinearForwardPackedMulti: y[T,out] = x w^T + b, w also packed (wp, as
+// for LinearForwardPacked; b may be the zero Buf).
+type Linear struct {
+	Y, W, WP, B Buf
+	Out         int
+}
+
+// LinearForwardPackedMulti runs LinearForwardPacked for each of ls (at most 4) on one input x[T,in]
+// — q, k and v, or gate and up — in one parallel region with x packed once: the same bits as the
+// calls one by one.
+func LinearForwardPackedMulti(x Buf, T, in int, ls ...Linear) {
+	if len(ls) > 4 {
+		panic(fmt.Sprintf("kernels: LinearForwardPackedMulti of %d products, want at most 4", len(ls)))
+	}
+	dims("LinearForwardPackedMulti", "T", T, "in", in, "out", 1)
+	need("LinearForwardPackedMulti", "x", x, T*in, F32)
+	var ys, ws, wps, bs [4]*C.float
+	var outs [4]C.int
+	for i, l := range ls {
+		dims("LinearForwardPackedMulti", "T", T, "in", in, "out", l.Out)
+		need("LinearForwardPackedMulti", "y", l.Y, T*l.Out, F32)
+		need("LinearForwardPackedMulti", "w", l.W, l.Out*in, F32)
+		need("LinearForwardPackedMulti", "wp", l.WP, packedHeader, F32)
+		optional("LinearForwardPackedMulti", "b", l.B, l.Out, F32)
+		ys[i], ws[i], wps[i], bs[i], outs[i] = fp(l.Y), fp(l.W), fp(l.WP), fp(l.B), C.int(l.Out)
+	}
+	C.gk_linear_forward_packed_multi(C.int(len(ls)), &ys[0], fp(x), &ws[0], &wps[0], &bs[0], C.int(T), C.int(in), &outs[0])
+}
+
 // LinearBackward adds dx += dy*w, dw += dy^T*x and db += column sums of dy; any of dx, dw, db may
 // be the zero Buf.
 func LinearBackward(dx, dw, db, dy, x, w Buf, T, in, out int) {

@@ -54,6 +54,57 @@ func TestLinearForwardPackedIsBitIdentical(t *testing.T) {
 	}
 }
 
+// TestLinearForwardPackedMultiIsBitIdentical checks that several packed products of one input in
+// one call give LinearForward's bits for each, for every SGEMM kernel this CPU runs: in one region
+// (rows within one block, partial panels, biases on some, several K slices) and on the paths it
+// hands back to the calls one by one (few rows, many rows, a weight packed for another shape).
+func TestLinearForwardPackedMultiIsBitIdentical(t *testing.T) {
+	defer useSGEMMKernel("")
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, kernel := range sgemmKernels() {
+		if err := useSGEMMKernel(kernel); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []struct {
+			T, in int
+			outs  []int
+		}{{64, 512, []int{512, 256, 256}}, {16, 389, []int{70, 1536}}, {33, 800, []int{100, 37, 64, 200}},
+			{5, 64, []int{48, 16}}, {300, 96, []int{128, 64}}, {24, 8, []int{16, 16, 16}}} {
+			for _, badPack := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/T%d_in%d_outs%v_badpack%v", kernel, s.T, s.in, s.outs, badPack), func(t *testing.T) {
+					x := buf(t, randn(r, s.T*s.in, 1))
+					var ls []Linear
+					var wants []Buf
+					for i, out := range s.outs {
+						w := buf(t, randn(r, out*s.in, 1))
+						b := Buf{}
+						if i%2 == 1 {
+							b = buf(t, randn(r, out, 1))
+						}
+						want := zeros(t, s.T*out)
+						LinearForward(want, x, w, b, s.T, s.in, out)
+						wp := Alloc(PackedLinearFloats(s.in, out))
+						defer wp.Free()
+						PackLinear(wp, w, s.in, out)
+						if badPack && i == len(s.outs)-1 { // a header for another shape: W is the truth
+							wp2 := Alloc(PackedLinearFloats(s.in, out+1))
+							defer wp2.Free()
+							PackLinear(wp2, buf(t, randn(r, (out+1)*s.in, 1)), s.in, out+1)
+							wp = wp2
+						}
+						ls = append(ls, Linear{Y: zeros(t, s.T*out), W: w, WP: wp, B: b, Out: out})
+						wants = append(wants, want)
+					}
+					LinearForwardPackedMulti(x, s.T, s.in, ls...)
+					for i := range ls {
+						same(t, read(ls[i].Y), read(wants[i]))
+					}
+				})
+			}
+		}
+	}
+}
+
 func same(t *testing.T, got, want []float64) {
 	t.Helper()
 	for i := range want {

@@ -243,6 +243,20 @@ func linear(y, x, w, wp, b kernels.Buf, T, in, out int) {
 	kernels.LinearForwardPacked(y, x, w, wp, b, T, in, out)
 }
 
+// linears is linear for several weights of one input x[T,in] (q, k and v; gate and up): in one
+// kernel call when the decoder keeps their packed copies.
+func linears(x kernels.Buf, T, in int, ls ...kernels.Linear) {
+	for _, l := range ls {
+		if l.WP.IsNil() {
+			for _, l := range ls {
+				linear(l.Y, x, l.W, l.WP, l.B, T, in, l.Out)
+			}
+			return
+		}
+	}
+	kernels.LinearForwardPackedMulti(x, T, in, ls...)
+}
+
 // NewDecoder allocates a decoder for steps of at most maxTokens new tokens over at most maxSeqs
 // sequences.
 func (m *Model) NewDecoder(maxTokens, maxSeqs int) (*Decoder, error) {
@@ -426,9 +440,8 @@ func (d *Decoder) layer(l int, in []DecodeInput, T int) {
 	if c.QKNorm() {
 		q, k = d.qRaw, d.kRaw
 	}
-	linear(q, d.ln, w.q, p.q, w.qb, T, C, Q)
-	linear(k, d.ln, w.k, p.k, w.kb, T, C, KV)
-	linear(d.v, d.ln, w.v, p.v, w.vb, T, C, KV)
+	linears(d.ln, T, C, kernels.Linear{Y: q, W: w.q, WP: p.q, B: w.qb, Out: Q},
+		kernels.Linear{Y: k, W: w.k, WP: p.k, B: w.kb, Out: KV}, kernels.Linear{Y: d.v, W: w.v, WP: p.v, B: w.vb, Out: KV})
 	if c.QKNorm() {
 		kernels.RMSNormForward(d.q, kernels.Buf{}, d.qRaw, w.qNorm, T*nh, hd, eps)
 		kernels.RMSNormForward(d.k, kernels.Buf{}, d.kRaw, w.kNorm, T*nkv, hd, eps)
@@ -441,8 +454,8 @@ func (d *Decoder) layer(l int, in []DecodeInput, T int) {
 	kernels.Add(d.mid, d.x, T*C)
 
 	kernels.RMSNormForward(d.ln, kernels.Buf{}, d.mid, w.postNorm, T, C, eps)
-	linear(d.gate, d.ln, w.gate, p.gate, kernels.Buf{}, T, C, I)
-	linear(d.up, d.ln, w.up, p.up, kernels.Buf{}, T, C, I)
+	linears(d.ln, T, C, kernels.Linear{Y: d.gate, W: w.gate, WP: p.gate, Out: I},
+		kernels.Linear{Y: d.up, W: w.up, WP: p.up, Out: I})
 	kernels.SwiGLUForward(d.swiglu, d.gate, d.up, T*I)
 	linear(d.x, d.swiglu, w.down, p.down, kernels.Buf{}, T, I, C)
 	kernels.Add(d.x, d.mid, T*C)

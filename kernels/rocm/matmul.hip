@@ -108,6 +108,11 @@ void gk_linear_forward_packed(float *y, const float *x, const float *W, const fl
     gk_linear_forward(y, x, W, b, T, in, out);
 }
 
+void gk_linear_forward_packed_multi(int n, float *const *ys, const float *x, const float *const *Ws,
+                                    const float *const *Wps, const float *const *bs, int T, int in, const int *outs) {
+    for (int i = 0; i < n; i++) gk_linear_forward(ys[i], x, Ws[i], bs[i], T, in, outs[i]);
+}
+
 void gk_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x, const float *W,
                         int T, int in, int out) {
     gk_rocm_bind();
