@@ -72,7 +72,7 @@ func modelCommand() *cli.Command {
 					&cli.IntFlag{Name: "batch", Usage: "sequences per step (default 16 on tiny, 8 otherwise; with --generate each of 1, 2, 4, …, 64)"},
 					&cli.IntFlag{Name: "seq", Usage: "tokens per sequence (default 256 on tiny, 512 otherwise)"},
 					&cli.IntFlag{Name: "steps", Value: 3, Usage: "timed steps (after one warm-up step)"},
-					&cli.IntFlag{Name: "repeat", Value: 1, Usage: "with --train: measure SGEMM, the steps and SGEMM again `N` times in turn and report medians (a shared machine's speed drifts)"},
+					&cli.IntFlag{Name: "repeat", Value: 1, Usage: "measure `N` times in turn and report medians (a shared machine's speed drifts): with --train SGEMM, the steps and SGEMM again; with --generate gorstar and PyTorch at each batch"},
 					&cli.IntFlag{Name: "recompute", Usage: "recompute the activations of the first `N` layers in backward (default model.recompute_layers)"},
 					&cli.BoolFlag{Name: "compare-torch", Usage: "also run bench/qwen3_torch.py train-bench on the same shapes and threads"},
 					&cli.StringFlag{Name: "torch-script", Value: filepath.Join("bench", "qwen3_torch.py"), Usage: "the PyTorch reference `SCRIPT`"},
@@ -245,7 +245,7 @@ func modelBench(c *cli.Context) error {
 		if c.IsSet("batch") && c.Int("batch") < 1 {
 			return usererr.New("--batch: must be in 1..4096, got %d", c.Int("batch"))
 		}
-		for _, f := range []string{"seq", "steps", "recompute", "repeat"} {
+		for _, f := range []string{"seq", "steps", "recompute"} {
 			if c.IsSet(f) {
 				return usererr.New("model bench: --%s applies to --train", f)
 			}
@@ -255,7 +255,7 @@ func modelBench(c *cli.Context) error {
 		}
 		// Without --batch, generateBench runs batches 1, 2, 4, …, 64 (rollout batches shrink and grow); without --model/--preset, both presets.
 		return generateBench(c, o, c.String("model"), c.String("preset"), c.Int("batch"),
-			c.Int("prompt-len"), c.Int("new-tokens"), c.Bool("compare-torch"))
+			c.Int("prompt-len"), c.Int("new-tokens"), c.Int("repeat"), c.Bool("compare-torch"))
 	}
 	if c.IsSet("model") == c.IsSet("preset") {
 		return usererr.New("model bench: give exactly one of --model and --preset")

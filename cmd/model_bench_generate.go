@@ -14,6 +14,7 @@ import (
 
 	"gorstar/engine"
 	"gorstar/internal/progress"
+	"gorstar/internal/stats"
 	"gorstar/internal/usererr"
 	"gorstar/kernels"
 	"gorstar/model"
@@ -30,6 +31,10 @@ type generateRow struct {
 	Steps      int64    `json:"steps"`
 	TorchTPS   *float64 `json:"torch_tokens_per_s,omitempty"`
 	Ratio      *float64 `json:"ratio,omitempty"`
+	// With --repeat N > 1: every run's tokens/s (the fields above are their medians, the ratio the
+	// medians').
+	Runs      []float64 `json:"tokens_per_s_runs,omitempty"`
+	TorchRuns []float64 `json:"torch_tokens_per_s_runs,omitempty"`
 }
 
 // generateBench measures generation throughput of the native engine (greedy, batch sequences of
@@ -37,7 +42,7 @@ type generateRow struct {
 // generate-bench on the same weights, shapes and threads, run one after the other. An empty
 // modelDir and preset benchmark both presets; batch 0 runs batches 1, 2, 4, …, 64. The torch side
 // is skipped with a message when the interpreter cannot import torch.
-func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, promptLen, newTokens int, compareTorch bool) error {
+func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, promptLen, newTokens, repeat int, compareTorch bool) error {
 	if err := initKernels(o); err != nil {
 		return err
 	}
@@ -49,6 +54,7 @@ func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, pr
 		inRange("--batch", batch, 0, 4096),
 		inRange("--prompt-len", promptLen, 1, 1<<20),
 		inRange("--new-tokens", newTokens, 1, 1<<20),
+		inRange("--repeat", repeat, 1, 1000),
 	); err != nil {
 		return err
 	}
@@ -76,7 +82,7 @@ func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, pr
 	if compareTorch && torchSkip == "" {
 		sides = 2
 	}
-	bar := progress.New(int64(len(models)*len(batches)*sides), "generate", progress.Options{Quiet: o.Quiet || o.JSON, TerminalOnly: true})
+	bar := progress.New(int64(len(models)*len(batches)*sides*repeat), "generate", progress.Options{Quiet: o.Quiet || o.JSON, TerminalOnly: true})
 	defer bar.Finish()
 	for _, name := range models {
 		m, dir, cleanup, err := benchModel(name, modelDir != "", o.Seed, compareTorch && torchSkip == "")
@@ -88,29 +94,46 @@ func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, pr
 			return err
 		}
 		for _, b := range batches {
-			bar.Describe(fmt.Sprintf("%s batch %d: gorstar", name, b))
-			r, err := engine.Bench(c.Context, m, engine.BenchOptions{Batch: b, PromptLen: promptLen, NewTokens: newTokens, Seed: uint64(o.Seed)})
-			if err != nil {
-				cleanup()
-				return err
-			}
-			row := generateRow{Model: name, Batch: b, PromptLen: promptLen, NewTokens: newTokens, Seconds: r.Seconds,
-				TokensPerS: r.TokensPerSecond, Steps: r.Steps}
-			bar.Add(1)
-			if dir != "" {
-				bar.Describe(fmt.Sprintf("%s batch %d: pytorch", name, b))
-				t, err := torchGenerateBench(c, python, script, dir, b, promptLen, newTokens, kernels.Threads())
+			// With --repeat, the two sides take turns, so a drift of the machine's speed reaches both.
+			var runs, torchRuns []float64
+			var last engine.BenchResult
+			for range repeat {
+				bar.Describe(fmt.Sprintf("%s batch %d: gorstar", name, b))
+				r, err := engine.Bench(c.Context, m, engine.BenchOptions{Batch: b, PromptLen: promptLen, NewTokens: newTokens, Seed: uint64(o.Seed)})
 				if err != nil {
 					cleanup()
 					return err
 				}
+				runs, last = append(runs, r.TokensPerSecond), r
 				bar.Add(1)
-				ratio := r.TokensPerSecond / t
+				if dir != "" {
+					bar.Describe(fmt.Sprintf("%s batch %d: pytorch", name, b))
+					t, err := torchGenerateBench(c, python, script, dir, b, promptLen, newTokens, kernels.Threads())
+					if err != nil {
+						cleanup()
+						return err
+					}
+					torchRuns = append(torchRuns, t)
+					bar.Add(1)
+				}
+			}
+			tps := stats.Median(runs)
+			row := generateRow{Model: name, Batch: b, PromptLen: promptLen, NewTokens: newTokens,
+				Seconds: float64(b*newTokens) / tps, TokensPerS: tps, Steps: last.Steps}
+			if repeat > 1 {
+				row.Runs, row.TorchRuns = runs, torchRuns
+			}
+			if len(torchRuns) > 0 {
+				t := stats.Median(torchRuns)
+				ratio := tps / t
 				row.TorchTPS, row.Ratio = &t, &ratio
 			}
 			rows = append(rows, row)
 			if !o.JSON && !o.Quiet {
 				line := fmt.Sprintf("%-6s batch %3d: gorstar %8.0f tokens/s", name, b, row.TokensPerS)
+				if repeat > 1 {
+					line = fmt.Sprintf("%-6s batch %3d: gorstar %8.0f tokens/s (median of %d)", name, b, row.TokensPerS, repeat)
+				}
 				if row.Ratio != nil {
 					line += fmt.Sprintf("   pytorch %8.0f tokens/s   gorstar/pytorch %.2f×", *row.TorchTPS, *row.Ratio)
 				}
