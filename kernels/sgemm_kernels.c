@@ -126,7 +126,7 @@ int gk_microkernel_runs(const gk_microkernel *k) {
     return 1;
 }
 
-/* The best kernel this CPU runs (GORSTAR_SGEMM_KERNEL=name overrides, for tests and comparisons). */
+/* The best kernel this CPU runs (tests and benchmarks switch kernels with gk_sgemm_use_kernel). */
 const gk_microkernel *gk_microkernel_best(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
