@@ -20,14 +20,14 @@
  * R is, so a short tile gives the bits of a full one. */
 #define GK_MICROKERNEL(NAME, ATTR, VEC, VW, MR, NV)                                                       \
     ATTR static inline __attribute__((always_inline)) void NAME##_rows(                                   \
-        const int R, const int PF, int kc, const float *restrict a, const float *restrict b,                \
-        float *restrict c, long ldc, float alpha, float beta, int mr, int nr, const float *pf, int pf_first, \
-        int pf_every) {                                                                                   \
+        const int R, const int PF, int kc, const float *restrict a, const float *restrict b,              \
+        float *restrict c, long ldc, float alpha, float beta, int mr, int nr, const float *pf,            \
+        int pf_first, int pf_every) {                                                                     \
         typedef float vec __attribute__((vector_size(VEC)));                                              \
-        typedef float uvec __attribute__((vector_size(VEC), aligned(4)));                                \
+        typedef float uvec __attribute__((vector_size(VEC), aligned(4)));                                 \
         enum { NR = VW * NV };                                                                            \
         vec acc[MR][NV];                                                                                  \
-        /* C is usually far from cache: start fetching it now, it is needed at the end. */               \
+        /* C is usually far from cache: start fetching it now, it is needed at the end. */                \
         for (int i = 0; i < R; i++) {                                                                     \
             __builtin_prefetch(c + i * ldc, 1, 3);                                                        \
             __builtin_prefetch(c + i * ldc + NR - 1, 1, 3);                                               \
@@ -35,7 +35,7 @@
         for (int i = 0; i < R; i++)                                                                       \
             for (int v = 0; v < NV; v++) acc[i][v] = (vec){0};                                            \
         int pf_due = pf_first;                                                                            \
-        _Pragma("GCC unroll 4") for (int k = 0; k < kc; k++) {                                           \
+        _Pragma("GCC unroll 4") for (int k = 0; k < kc; k++) {                                            \
             vec bv[NV];                                                                                   \
             for (int v = 0; v < NV; v++) bv[v] = *(const vec *)(b + (long)k * NR + v * VW);               \
             if (PF && k == pf_due) {                                                                      \
@@ -43,7 +43,7 @@
                 pf_due += pf_every;                                                                       \
             }                                                                                             \
             for (int i = 0; i < R; i++) {                                                                 \
-                vec av = a[(long)k * MR + i] - (vec){0};                                                \
+                vec av = a[(long)k * MR + i] - (vec){0};                                                  \
                 for (int v = 0; v < NV; v++) acc[i][v] += av * bv[v];                                     \
             }                                                                                             \
         }                                                                                                 \
@@ -66,26 +66,26 @@
                 c[i * ldc + j] = beta != 0 ? r + beta * c[i * ldc + j] : r;                               \
             }                                                                                             \
     }                                                                                                     \
-    /* A panel's last rows often hold a few real rows (a decode step of 16 sequences: 12 + 4): those     \
-     * run a third or two thirds of the multiply-adds. */                                                \
+    /* A panel's last rows often hold a few real rows (a decode step of 16 sequences: 12 + 4): those      \
+     * run a third or two thirds of the multiply-adds. */                                                 \
     ATTR static inline __attribute__((always_inline)) void NAME##_pf(                                     \
-        const int PF, int kc, const float *restrict a, const float *restrict b,                             \
-                               float *restrict c, long ldc, float alpha, float beta, int mr, int nr,      \
-                               const float *pf, int pf_first, int pf_every) {                             \
+        const int PF, int kc, const float *restrict a, const float *restrict b, float *restrict c,        \
+        long ldc, float alpha, float beta, int mr, int nr, const float *pf, int pf_first,                 \
+        int pf_every) {                                                                                   \
         if (MR >= 3 && mr <= MR / 3)                                                                      \
-            NAME##_rows(MR / 3, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);                           \
+            NAME##_rows(MR / 3, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);       \
         else if (MR >= 3 && mr <= 2 * MR / 3)                                                             \
-            NAME##_rows(2 * MR / 3, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);                       \
+            NAME##_rows(2 * MR / 3, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);   \
         else                                                                                              \
-            NAME##_rows(MR, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);                               \
+            NAME##_rows(MR, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);           \
     }                                                                                                     \
-    /* pf, when not NULL, is a panel of kc x NR floats to fetch into L2 while this one runs (the next   \
-     * panel of weights streaming from memory): its rows pf_first, pf_first + pf_every, ..., each at the \
-     * iteration that reads the same row here, so that the row tiles of a panel share the fetching      \
-     * evenly and none waits on a burst of it. */                                                        \
-    ATTR static void NAME(int kc, const float *restrict a, const float *restrict b, float *restrict c,   \
-                          long ldc, float alpha, float beta, int mr, int nr, const float *pf, int pf_first, \
-                          int pf_every) {                                                                 \
+    /* pf, when not NULL, is a panel of kc x NR floats to fetch into L2 while this one runs (the next     \
+     * panel of weights streaming from memory): its rows pf_first, pf_first + pf_every, ..., each at the  \
+     * iteration that reads the same row here, so that the row tiles of a panel share the fetching        \
+     * evenly and none waits on a burst of it. */                                                         \
+    ATTR static void NAME(int kc, const float *restrict a, const float *restrict b, float *restrict c,    \
+                          long ldc, float alpha, float beta, int mr, int nr, const float *pf,             \
+                          int pf_first, int pf_every) {                                                   \
         if (pf)                                                                                           \
             NAME##_pf(1, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);                  \
         else                                                                                              \
