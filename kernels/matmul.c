@@ -580,17 +580,24 @@ static void sgemm_one_block_packed(const gk_microkernel *uk, int n, int M, const
                     const int cols = N - p * NR < NR ? N - p * NR : NR;
                     const float *bp = bslice + (size_t)p * NR * kc;
                     /* The weights stream from memory once per step: the row tiles fetch the next
-                     * panel (this slice's, or the next slice's first) into L2 as they go, tile t
-                     * its rows t, t + tiles, ... */
+                     * panel (this slice's, or the next slice's first) into L2 as they go — tile t
+                     * its rows t, t + tiles, ... inside the microkernel where it has the registers,
+                     * else a share of the panel's lines before each tile. */
                     const float *next = NULL;
+                    int nk = kc;
                     if (p + 1 < p1)
                         next = bp + (size_t)NR * kc;
-                    else if (pc + KC < K)
-                        next = pre->panels + (size_t)pre->npad * (pc + KC) + (size_t)p0 * NR * (K - pc - KC < KC ? K - pc - KC : KC);
+                    else if (pc + KC < K) {
+                        nk = K - pc - KC < KC ? K - pc - KC : KC;
+                        next = pre->panels + (size_t)pre->npad * (pc + KC) + (size_t)p0 * NR * nk;
+                    }
+                    const long next_lines = next && !uk->paced_prefetch ? (long)NR * nk / 16 : 0;
                     for (int ir = 0, t = 0; ir < M; ir += MR, t++) {
                         const int rows = M - ir < MR ? M - ir : MR;
+                        for (long l = next_lines * t / tiles; l < next_lines * (t + 1) / tiles; l++)
+                            __builtin_prefetch(next + l * 16, 0, 2);
                         uk->fn(kc, ap + (size_t)ir * kc, bp, C + (size_t)ir * ldc + p * NR, ldc, 1.0f, b_eff, rows,
-                               cols, next, t, tiles);
+                               cols, uk->paced_prefetch ? next : NULL, t, tiles);
                     }
                 }
             }

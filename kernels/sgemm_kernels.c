@@ -18,7 +18,7 @@
 /* The body for the first R rows of a panel (R <= MR: the rest of an edge panel is zero padding),
  * R a constant after inlining. Each element of C sees the same products in the same order whatever
  * R is, so a short tile gives the bits of a full one. */
-#define GK_MICROKERNEL(NAME, ATTR, VEC, VW, MR, NV)                                                       \
+#define GK_MICROKERNEL(NAME, ATTR, VEC, VW, MR, NV, ROWS)                                                 \
     ATTR static inline __attribute__((always_inline)) void NAME##_rows(                                   \
         const int R, const int PF, int kc, const float *restrict a, const float *restrict b,              \
         float *restrict c, long ldc, float alpha, float beta, int mr, int nr, const float *pf,            \
@@ -66,15 +66,17 @@
                 c[i * ldc + j] = beta != 0 ? r + beta * c[i * ldc + j] : r;                               \
             }                                                                                             \
     }                                                                                                     \
-    /* A panel's last rows often hold a few real rows (a decode step of 16 sequences: 12 + 4): those      \
-     * run a third or two thirds of the multiply-adds. */                                                 \
+    /* A panel's last rows often hold a few real rows (a decode step of 16 sequences: 12 + 4): with       \
+     * ROWS, those run a third or two thirds of the multiply-adds. Only where the registers allow: on     \
+     * AVX2 (16 registers) the extra bodies made GCC compile the full one worse (64-row products          \
+     * 150-160 -> 112-129 GFLOP/s), and its 6-row panels leave little to save. */                         \
     ATTR static inline __attribute__((always_inline)) void NAME##_pf(                                     \
         const int PF, int kc, const float *restrict a, const float *restrict b, float *restrict c,        \
         long ldc, float alpha, float beta, int mr, int nr, const float *pf, int pf_first,                 \
         int pf_every) {                                                                                   \
-        if (MR >= 3 && mr <= MR / 3)                                                                      \
+        if (ROWS && mr <= MR / 3)                                                                         \
             NAME##_rows(MR / 3, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);       \
-        else if (MR >= 3 && mr <= 2 * MR / 3)                                                             \
+        else if (ROWS && mr <= 2 * MR / 3)                                                                \
             NAME##_rows(2 * MR / 3, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);   \
         else                                                                                              \
             NAME##_rows(MR, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);           \
@@ -93,20 +95,20 @@
     }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-GK_MICROKERNEL(kernel_avx512, __attribute__((target("avx512f,avx2,fma"))), 64, 16, 12, 2)
-GK_MICROKERNEL(kernel_avx2, __attribute__((target("avx2,fma"))), 32, 8, 6, 2)
+GK_MICROKERNEL(kernel_avx512, __attribute__((target("avx512f,avx2,fma"))), 64, 16, 12, 2, 1)
+GK_MICROKERNEL(kernel_avx2, __attribute__((target("avx2,fma"))), 32, 8, 6, 2, 0)
 /* The AVX-512 body built for AVX2, so its shape is tested where AVX-512 is missing. */
-GK_MICROKERNEL(kernel_avx512_shape_on_avx2, __attribute__((target("avx2,fma"))), 64, 16, 12, 2)
+GK_MICROKERNEL(kernel_avx512_shape_on_avx2, __attribute__((target("avx2,fma"))), 64, 16, 12, 2, 1)
 #endif
-GK_MICROKERNEL(kernel_generic, , 16, 4, 4, 2)
+GK_MICROKERNEL(kernel_generic, , 16, 4, 4, 2, 0)
 
 const gk_microkernel gk_microkernels[] = {
 #if defined(__x86_64__) && defined(__GNUC__)
-    {"cpu-avx512", 12, 32, kernel_avx512},
-    {"cpu-avx2", 6, 16, kernel_avx2},
-    {"cpu-avx512-shape-on-avx2", 12, 32, kernel_avx512_shape_on_avx2},
+    {"cpu-avx512", 12, 32, kernel_avx512, 1},
+    {"cpu-avx2", 6, 16, kernel_avx2, 0},
+    {"cpu-avx512-shape-on-avx2", 12, 32, kernel_avx512_shape_on_avx2, 0},
 #endif
-    {"cpu-generic", 4, 8, kernel_generic},
+    {"cpu-generic", 4, 8, kernel_generic, 0},
     {NULL, 0, 0, NULL},
 };
 
