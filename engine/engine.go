@@ -306,8 +306,7 @@ func (e *Engine) finish(s *Sequence, ev Event) {
 	} else {
 		e.active = removeSeq(e.active, s)
 		e.reserved -= s.cache.Cap()
-		e.pool[s.cache.Cap()] = append(e.pool[s.cache.Cap()], s.cache)
-		e.pooled += s.cache.Cap()
+		e.releaseCache(s.cache)
 		s.cache = nil
 	}
 	s.state = stateDone

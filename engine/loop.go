@@ -371,6 +371,12 @@ func (e *Engine) takeCache(capacity int) (*model.KVCache, error) {
 	return e.m.NewKVCache(capacity)
 }
 
+// releaseCache pools a finished sequence's cache for takeCache.
+func (e *Engine) releaseCache(c *model.KVCache) {
+	e.pool[c.Cap()] = append(e.pool[c.Cap()], c)
+	e.pooled += c.Cap()
+}
+
 func (e *Engine) freePool() {
 	for size, list := range e.pool {
 		for _, c := range list {

@@ -605,6 +605,9 @@ static void sgemm_one_block_packed(const gk_microkernel *uk, int n, int M, const
     }
 }
 
+/* Whether T rows fit the one MC block sgemm_one_block_packed takes. */
+static int one_block(const gk_microkernel *uk, int T) { return T <= uk->mr * GK_MC_PANELS_FOR(uk->mr); }
+
 /* Whether Wp holds W[out,in] packed for the kernel in use. */
 static int packed_for(const float *Wp, int in, int out) {
     const int32_t *hdr = (const int32_t *)Wp;
@@ -634,7 +637,7 @@ void gk_linear_forward_packed(float *y, const float *x, const float *W, const fl
     const float beta = b ? 1.0f : 0.0f;
     if ((long)T * out * in < GK_SERIAL_WORK)
         sgemm_serial(uk, 0, 1, T, out, in, 1.0f, x, in, W, in, beta, y, out, &pre);
-    else if (T <= uk->mr * GK_MC_PANELS_FOR(uk->mr))
+    else if (one_block(uk, T))
         sgemm_one_block_packed(uk, 1, T, &out, in, x, in, &pre, &beta, &y);
     else
         sgemm_parallel(uk, 0, 1, T, out, in, 1.0f, x, in, W, in, beta, y, out, &pre);
@@ -645,7 +648,7 @@ void gk_linear_forward_packed_multi(int n, float *const *ys, const float *x, con
     gk_sgemm_select_kernel();
     const gk_microkernel *uk = active;
     long work = 0;
-    int together = n >= 2 && n <= MULTI_MAX && T > SMALL_M && T <= uk->mr * GK_MC_PANELS_FOR(uk->mr) && in > 0;
+    int together = n >= 2 && n <= MULTI_MAX && T > SMALL_M && one_block(uk, T) && in > 0;
     for (int i = 0; together && i < n; i++) {
         together = outs[i] > 0 && packed_for(Wps[i], in, outs[i]);
         work += (long)T * outs[i] * in;

@@ -18,7 +18,7 @@
 /* The body for the first R rows of a panel (R <= MR: the rest of an edge panel is zero padding),
  * R a constant after inlining. Each element of C sees the same products in the same order whatever
  * R is, so a short tile gives the bits of a full one. */
-#define GK_MICROKERNEL(NAME, ATTR, VEC, VW, MR, NV, ROWS)                                                 \
+#define GK_MICROKERNEL(NAME, ATTR, VEC, VW, MR, NV, WIDE)                                                 \
     ATTR static inline __attribute__((always_inline)) void NAME##_rows(                                   \
         const int R, const int PF, int kc, const float *restrict a, const float *restrict b,              \
         float *restrict c, long ldc, float alpha, float beta, int mr, int nr, const float *pf,            \
@@ -67,16 +67,16 @@
             }                                                                                             \
     }                                                                                                     \
     /* A panel's last rows often hold a few real rows (a decode step of 16 sequences: 12 + 4): with       \
-     * ROWS, those run a third or two thirds of the multiply-adds. Only where the registers allow: on     \
+     * WIDE, those run a third or two thirds of the multiply-adds. Only where the registers allow: on     \
      * AVX2 (16 registers) the extra bodies made GCC compile the full one worse (64-row products          \
      * 150-160 -> 112-129 GFLOP/s), and its 6-row panels leave little to save. */                         \
     ATTR static inline __attribute__((always_inline)) void NAME##_pf(                                     \
         const int PF, int kc, const float *restrict a, const float *restrict b, float *restrict c,        \
         long ldc, float alpha, float beta, int mr, int nr, const float *pf, int pf_first,                 \
         int pf_every) {                                                                                   \
-        if (ROWS && mr <= MR / 3)                                                                         \
+        if (WIDE && mr <= MR / 3)                                                                         \
             NAME##_rows(MR / 3, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);       \
-        else if (ROWS && mr <= 2 * MR / 3)                                                                \
+        else if (WIDE && mr <= 2 * MR / 3)                                                                \
             NAME##_rows(2 * MR / 3, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);   \
         else                                                                                              \
             NAME##_rows(MR, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);           \
@@ -88,11 +88,12 @@
     ATTR static void NAME(int kc, const float *restrict a, const float *restrict b, float *restrict c,    \
                           long ldc, float alpha, float beta, int mr, int nr, const float *pf,             \
                           int pf_first, int pf_every) {                                                   \
-        if (pf)                                                                                           \
+        if (WIDE && pf) /* the paced prefetch, also only with registers to spare */                       \
             NAME##_pf(1, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);                  \
         else                                                                                              \
             NAME##_pf(0, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, 0, 1);                                \
-    }
+    }                                                                                                     \
+    enum { NAME##_paced = WIDE };
 
 #if defined(__x86_64__) && defined(__GNUC__)
 GK_MICROKERNEL(kernel_avx512, __attribute__((target("avx512f,avx2,fma"))), 64, 16, 12, 2, 1)
@@ -104,11 +105,11 @@ GK_MICROKERNEL(kernel_generic, , 16, 4, 4, 2, 0)
 
 const gk_microkernel gk_microkernels[] = {
 #if defined(__x86_64__) && defined(__GNUC__)
-    {"cpu-avx512", 12, 32, kernel_avx512, 1},
-    {"cpu-avx2", 6, 16, kernel_avx2, 0},
-    {"cpu-avx512-shape-on-avx2", 12, 32, kernel_avx512_shape_on_avx2, 0},
+    {"cpu-avx512", 12, 32, kernel_avx512, kernel_avx512_paced},
+    {"cpu-avx2", 6, 16, kernel_avx2, kernel_avx2_paced},
+    {"cpu-avx512-shape-on-avx2", 12, 32, kernel_avx512_shape_on_avx2, kernel_avx512_shape_on_avx2_paced},
 #endif
-    {"cpu-generic", 4, 8, kernel_generic, 0},
+    {"cpu-generic", 4, 8, kernel_generic, kernel_generic_paced},
     {NULL, 0, 0, NULL},
 };
 

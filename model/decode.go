@@ -246,15 +246,13 @@ func linear(y, x, w, wp, b kernels.Buf, T, in, out int) {
 // linears is linear for several weights of one input x[T,in] (q, k and v; gate and up): in one
 // kernel call when the decoder keeps their packed copies.
 func linears(x kernels.Buf, T, in int, ls ...kernels.Linear) {
-	for _, l := range ls {
-		if l.WP.IsNil() {
-			for _, l := range ls {
-				linear(l.Y, x, l.W, l.WP, l.B, T, in, l.Out)
-			}
-			return
-		}
+	if !slices.ContainsFunc(ls, func(l kernels.Linear) bool { return l.WP.IsNil() }) {
+		kernels.LinearForwardPackedMulti(x, T, in, ls...)
+		return
 	}
-	kernels.LinearForwardPackedMulti(x, T, in, ls...)
+	for _, l := range ls {
+		linear(l.Y, x, l.W, l.WP, l.B, T, in, l.Out)
+	}
 }
 
 // NewDecoder allocates a decoder for steps of at most maxTokens new tokens over at most maxSeqs
