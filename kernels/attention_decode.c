@@ -26,9 +26,11 @@
 #include "cpu.h"
 
 /* attention.c: the forward of one head for the queries of one sequence (Lq <= 48), on the calling
- * thread; ws holds 48*hd + 48*64 + 96 floats. The fallback for head dims above one SGEMM K block. */
+ * thread; ws holds gk_attention_head_ws_floats(hd) floats. The fallback for head dims above one
+ * SGEMM K block. */
 void gk_attention_forward_head(float *out, const float *q, const float *k, const float *v, int Lq, int Lk,
                                int nh, int nkv, int hd, float scale, int h, float *ws);
+size_t gk_attention_head_ws_floats(int hd);
 
 /* The forward's key tile and the SGEMM K block (attention.c, matmul.c). */
 enum { DECODE_BK = 64, DECODE_KC = 384 };
@@ -372,8 +374,9 @@ static void decode_team(float *out, const float *q, const float *k_new, const fl
                         const int *tiles, long units, int max_r, int nseq, int nh, int nkv, int hd, float scale,
                         int avx2) {
     const int group = nh / nkv, ld = nkv * hd;
-    const size_t fast = decode_ws_floats(hd, max_r * group), fallback = 48 * (size_t)hd + 48 * 64 + 96;
-    float *ws = malloc(sizeof(float) * (hd <= DECODE_KC ? fast : fallback));
+    const size_t fast = decode_ws_floats(hd, max_r * group), fallback = gk_attention_head_ws_floats(hd);
+    void *wsp = NULL; /* 64-byte aligned: the fallback packs tiles for the SGEMM microkernel there */
+    float *ws = posix_memalign(&wsp, 64, sizeof(float) * (hd <= DECODE_KC ? fast : fallback)) == 0 ? wsp : NULL;
     /* Every new row first: rows of one cache (the new tokens of one sequence) may fall in
      * different chunks, and each sees the rows before it. */
     if (k_new || v_new) {

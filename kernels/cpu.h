@@ -27,6 +27,18 @@ void gk_set_error(const char *msg);
 void gk_sgemm_serial(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
                      const float *B, int ldb, float beta, float *C, int ldc);
 
+/* Tiles (matmul.c): small products whose packed operands are reused, with the bits of
+ * gk_sgemm_serial. A packed A of m rows and k columns holds ceil(m / MR) panels of MR * k floats, a
+ * packed B of k rows and n columns ceil(n / NR) panels of NR * k; op(X) is X or its transpose as in
+ * gk_sgemm. gk_tile_product: C[m,n] = alpha a b + beta C, with panel i of a at a + i * astride and
+ * panel j of b at b + j * bstride (a stride may exceed the packed k: a prefix of K). The kernel may
+ * not change between packing and product (tests switch it only between calls). */
+void gk_tile_dims(int *mr, int *nr);
+void gk_tile_pack_a(float *dst, const float *A, int lda, int trans, int m, int k);
+void gk_tile_pack_b(float *dst, const float *B, int ldb, int trans, int k, int n);
+void gk_tile_product(int m, int n, int k, float alpha, const float *a, long astride, const float *b, long bstride,
+                     float beta, float *C, int ldc);
+
 /* GK_PARALLEL_FOR(nt, for (...) body): the loop split statically over nt threads, or run on the
  * calling thread alone when nt < 2, without entering OpenMP. A region of one thread (num_threads(1)
  * or a false if clause) still goes through libgomp, whose team ends at a barrier that wakes its

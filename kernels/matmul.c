@@ -308,6 +308,45 @@ static void sgemm_unit(const gk_microkernel *uk, int trans_a, int trans_b, int K
     }
 }
 
+/* Tiles: small products inside other kernels' parallel loops (attention's), whose operands are packed
+ * once and used many times. An operand is packed whole along K: A as MR-row panels of [k][MR], B as
+ * NR-column panels of [k][NR]; a K slice of a panel starts pc rows in. gk_tile_product makes the
+ * microkernel calls sgemm_serial makes for the same product (the same KC slices, alpha and beta),
+ * so it gives the same bits as gk_sgemm_serial. Panel strides are explicit so that a product may use
+ * a prefix of a packed operand: fewer columns (n), or fewer rows of K than a B panel holds. */
+void gk_tile_dims(int *mr, int *nr) {
+    gk_sgemm_select_kernel();
+    *mr = active->mr;
+    *nr = active->nr;
+}
+
+void gk_tile_pack_a(float *dst, const float *A, int lda, int trans, int m, int k) {
+    gk_sgemm_select_kernel();
+    pack_a(dst, A, lda, trans, 0, m, 0, k, active->mr);
+}
+
+void gk_tile_pack_b(float *dst, const float *B, int ldb, int trans, int k, int n) {
+    gk_sgemm_select_kernel();
+    pack_b(dst, B, ldb, trans, 0, k, 0, n, active->nr);
+}
+
+void gk_tile_product(int m, int n, int k, float alpha, const float *a, long astride, const float *b, long bstride,
+                     float beta, float *C, int ldc) {
+    const gk_microkernel *uk = active;
+    const int MR = uk->mr, NR = uk->nr;
+    for (int pc = 0; pc < k; pc += KC) {
+        const int kc = k - pc < KC ? k - pc : KC;
+        const float b_eff = pc == 0 ? beta : 1.0f;
+        for (int j = 0; j < n; j += NR) {
+            const float *bp = b + (long)(j / NR) * bstride + (long)pc * NR;
+            const int cols = n - j < NR ? n - j : NR;
+            for (int i = 0; i < m; i += MR)
+                uk->fn(kc, a + (long)(i / MR) * astride + (long)pc * MR, bp, C + (size_t)i * ldc + j, ldc, alpha, b_eff,
+                       m - i < MR ? m - i : MR, cols, NULL, 0, 1);
+        }
+    }
+}
+
 /* Few rows of C (decoding a handful of sequences): packing B would cost more than the product, so
  * C's columns are split across threads and read B in place. A is contiguous rows here. */
 enum { SMALL_M = 8, SMALL_COLS = 128 };

@@ -5,6 +5,13 @@ package kernels
 // #include <stddef.h>
 // #include <stdint.h>
 // long gk_expf_nonpos_mismatches(uint32_t from, uint32_t to);
+// void gk_sgemm_serial(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+//                      const float *B, int ldb, float beta, float *C, int ldc);
+// void gk_tile_dims(int *mr, int *nr);
+// void gk_tile_pack_a(float *dst, const float *A, int lda, int trans, int m, int k);
+// void gk_tile_pack_b(float *dst, const float *B, int ldb, int trans, int k, int n);
+// void gk_tile_product(int m, int n, int k, float alpha, const float *a, long astride, const float *b, long bstride,
+//                      float beta, float *C, int ldc);
 // void gk_adamw_scalar(float *param, const float *grad, float *m, float *v, size_t n, float lr, float beta1,
 //                      float beta2, float eps, float weight_decay, float grad_scale, int step);
 import "C"
@@ -21,4 +28,32 @@ func expfNonposMismatches(from, to uint32) int {
 func adamWScalar(param, grad, m, v Buf, n int, lr, beta1, beta2, eps, weightDecay, gradScale float32, step int) {
 	C.gk_adamw_scalar(fp(param), fp(grad), fp(m), fp(v), C.size_t(n), C.float(lr), C.float(beta1), C.float(beta2),
 		C.float(eps), C.float(weightDecay), C.float(gradScale), C.int(step))
+}
+
+// sgemmSerial is SGEMM on the calling thread through the microkernel whatever the shape (no
+// few-rows path): what other kernels' small products ran on before tiles.
+func sgemmSerial(transA, transB bool, M, N, K int, alpha float32, A Buf, lda int, B Buf, ldb int, beta float32, C_ Buf, ldc int) {
+	C.gk_sgemm_serial(cbool(transA), cbool(transB), C.int(M), C.int(N), C.int(K), C.float(alpha), fp(A), C.int(lda),
+		fp(B), C.int(ldb), C.float(beta), fp(C_), C.int(ldc))
+}
+
+// tileDims, tilePackA, tilePackB and tileProduct expose the tile products attention runs on
+// (cpu.h) so that a test can hold them to the microkernel SGEMM's bits.
+func tileDims() (mr, nr int) {
+	var m, n C.int
+	C.gk_tile_dims(&m, &n)
+	return int(m), int(n)
+}
+
+func tilePackA(dst, a Buf, lda int, trans bool, m, k int) {
+	C.gk_tile_pack_a(fp(dst), fp(a), C.int(lda), cbool(trans), C.int(m), C.int(k))
+}
+
+func tilePackB(dst, b Buf, ldb int, trans bool, k, n int) {
+	C.gk_tile_pack_b(fp(dst), fp(b), C.int(ldb), cbool(trans), C.int(k), C.int(n))
+}
+
+func tileProduct(m, n, k int, alpha float32, a Buf, astride int, b Buf, bstride int, beta float32, c Buf, ldc int) {
+	C.gk_tile_product(C.int(m), C.int(n), C.int(k), C.float(alpha), fp(a), C.long(astride), fp(b), C.long(bstride),
+		C.float(beta), fp(c), C.int(ldc))
 }
