@@ -118,6 +118,7 @@ void gk_pack_key_tiles(float *tiles, const float *keys, int from, int to, int ld
 /* ---- activations (swiglu.c) -------------------------------------------------------------- */
 /* out = silu(gate) * up, elementwise over n. */
 void gk_swiglu_forward(float *out, const float *gate, const float *up, size_t n);
+/* dgate and dup (either NULL) written, not added to. */
 void gk_swiglu_backward(float *dgate, float *dup, const float *dout, const float *gate, const float *up,
                         size_t n);
 /* y += x (residual add) and y = a * y over n elements. */

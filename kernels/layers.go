@@ -192,7 +192,8 @@ func SwiGLUForward(out, gate, up Buf, n int) {
 	C.gk_swiglu_forward(fp(out), fp(gate), fp(up), C.size_t(n))
 }
 
-// SwiGLUBackward adds the gradients into dgate and dup (either may be the zero Buf).
+// SwiGLUBackward writes the gradients into dgate and dup (either may be the zero Buf): they need
+// no clearing first.
 func SwiGLUBackward(dgate, dup, dout, gate, up Buf, n int) {
 	dims("SwiGLUBackward", "n", n)
 	optional("SwiGLUBackward", "dgate", dgate, n, F32)

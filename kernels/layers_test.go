@@ -173,7 +173,7 @@ func TestSwiGLU(t *testing.T) {
 	out := zeros(t, n)
 	SwiGLUForward(out, buf(t, g), buf(t, u), n)
 	closeTo(t, "out", read(out), refSwiGLU(g, u), 1e-6, 1e-5)
-	dg, du := zeros(t, n), zeros(t, n)
+	dg, du := buf(t, randn(r, n, 1)), buf(t, randn(r, n, 1)) // written, not added to
 	SwiGLUBackward(dg, du, buf(t, dy), buf(t, g), buf(t, u), n)
 	closeTo(t, "dgate", read(dg), numericGrad(func(x []float64) float64 { return dotAll(dy, refSwiGLU(x, u)) }, g), 1e-5, 1e-4)
 	closeTo(t, "dup", read(du), numericGrad(func(x []float64) float64 { return dotAll(dy, refSwiGLU(g, x)) }, u), 1e-5, 1e-4)
@@ -270,4 +270,30 @@ func TestAdamW(t *testing.T) {
 	closeTo(t, "param", read(p), want, 1e-6, 1e-6)
 	closeTo(t, "m", read(m), mm, 1e-7, 1e-6)
 	closeTo(t, "v", read(v), vv, 1e-9, 1e-6)
+}
+
+// TestZero clears buffers below and above the size that several threads clear in pieces, with a
+// last piece that is not whole, and leaves what lies past the buffer alone.
+func TestZero(t *testing.T) {
+	for _, n := range []int{1, 1000, 1 << 20, 5<<20/4*3 + 7} {
+		b := Alloc(n + 16)
+		ones := make([]float32, n+16)
+		for i := range ones {
+			ones[i] = 1
+		}
+		b.CopyFrom(ones)
+		b.Slice(0, n).Zero()
+		got := make([]float32, n+16)
+		b.CopyTo(got)
+		for i, x := range got {
+			want := float32(1)
+			if i < n {
+				want = 0
+			}
+			if x != want {
+				t.Fatalf("n=%d: element %d is %v, want %v", n, i, x, want)
+			}
+		}
+		b.Free()
+	}
 }

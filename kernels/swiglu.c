@@ -20,10 +20,10 @@ static void swiglu_backward_chunk(float *dgate, float *dup, const float *dout, c
     if (dgate)
         for (size_t i = 0; i < n; i++) {
             float g = gate[i], s = sigmoidf(g);
-            dgate[i] += dout[i] * up[i] * s * (1.0f + g * (1.0f - s));
+            dgate[i] = dout[i] * up[i] * s * (1.0f + g * (1.0f - s));
         }
     if (dup)
-        for (size_t i = 0; i < n; i++) dup[i] += dout[i] * gate[i] * sigmoidf(gate[i]);
+        for (size_t i = 0; i < n; i++) dup[i] = dout[i] * gate[i] * sigmoidf(gate[i]);
 }
 
 void gk_swiglu_forward(float *out, const float *gate, const float *up, size_t n) {

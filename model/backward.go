@@ -33,8 +33,6 @@ func (m *Model) layerBackward(i int, a *activations, g *gradScratch) {
 	// MLP: resid[i+1] = mid + down(silu(gate(ln2)) * up(ln2)).
 	matmulInto(g.dSwig, g.dResid, w.down, T, I, C, 0)
 	kernels.LinearBackward(none, gw.down, none, g.dResid, l.swiglu, w.down, T, I, C)
-	g.dGate.Zero()
-	g.dUp.Zero()
 	kernels.SwiGLUBackward(g.dGate, g.dUp, g.dSwig, l.gate, l.up, T*I)
 	matmulInto(g.dLN, g.dGate, w.gate, T, C, I, 0)
 	matmulInto(g.dLN, g.dUp, w.up, T, C, I, 1)

@@ -16,8 +16,8 @@ __global__ void swiglu_backward_kernel(float *dgate, float *dup, const float *do
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const float g = gate[i], s = sigmoidf(g), d = dout[i];
-    if (dgate) dgate[i] += d * up[i] * s * (1.0f + g * (1.0f - s));
-    if (dup) dup[i] += d * g * s;
+    if (dgate) dgate[i] = d * up[i] * s * (1.0f + g * (1.0f - s));
+    if (dup) dup[i] = d * g * s;
 }
 
 __global__ void add_kernel(float *y, const float *x, size_t n) {
