@@ -3,6 +3,7 @@
 /* rmsnorm.c — RMSNorm forward and backward (statistics accumulated in double). */
 #include <math.h>
 #include <omp.h>
+#include <stdlib.h>
 
 #include "cpu.h"
 
@@ -20,41 +21,39 @@ void gk_rmsnorm_forward(float *y, float *rstd, const float *x, const float *w, i
     });
 }
 
-/* dx of rows t0..t0+n-1 (n <= 4; added). Each row's sum of dy_j w_j x_j is one sequential chain of
- * double additions, as it always was (so the same bits); the rows' chains run side by side, since
- * one alone waits on every addition's latency. Not cloned: compiled for baseline x86-64, nothing
- * here fuses a multiply-add, as before. */
+/* sum_c dy_c w_c x_c in double, in 8 fixed lanes: vectorized for this CPU, with fused
+ * multiply-adds off so that every clone adds the same products in the same order (the same bits on
+ * every machine). A single chain of double additions used to bound the whole backward. */
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+GK_VECTORIZED
+static double rms_dot(const float *restrict dy, const float *restrict w, const float *restrict x, int C) {
+    double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int c = 0;
+    for (; c + 8 <= C; c += 8)
+        for (int l = 0; l < 8; l++) lane[l] += (double)dy[c + l] * w[c + l] * x[c + l];
+    for (; c < C; c++) lane[c & 7] += (double)dy[c] * w[c] * x[c];
+    return ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
+}
+#pragma GCC pop_options
+
+/* dx of rows t0..t0+n-1 (added). Not cloned: compiled for baseline x86-64, nothing here fuses a
+ * multiply-add. */
 static void rmsnorm_backward_rows(float *dx, const float *dy, const float *x, const float *w, const float *rstd,
                                   int t0, int n, int C) {
-    double dot[4] = {0, 0, 0, 0};
-    const float *xs[4], *dys[4];
-    for (int i = 0; i < 4; i++) {
-        const size_t t = (size_t)t0 + (i < n ? i : 0);
-        xs[i] = x + t * C, dys[i] = dy + t * C;
-    }
-    if (n == 4)
-        for (int c = 0; c < C; c++) {
-            dot[0] += (double)dys[0][c] * w[c] * xs[0][c];
-            dot[1] += (double)dys[1][c] * w[c] * xs[1][c];
-            dot[2] += (double)dys[2][c] * w[c] * xs[2][c];
-            dot[3] += (double)dys[3][c] * w[c] * xs[3][c];
-        }
-    else
-        for (int i = 0; i < n; i++)
-            for (int c = 0; c < C; c++) dot[i] += (double)dys[i][c] * w[c] * xs[i][c];
     for (int i = 0; i < n; i++) {
-        const float *xt = xs[i], *dyt = dys[i];
-        float *dxt = dx + (size_t)(t0 + i) * C;
-        const float r = rstd[t0 + i];
-        const float k = (float)(dot[i] * r * r * r / C);
+        const size_t t = (size_t)t0 + i;
+        const float *xt = x + t * C, *dyt = dy + t * C;
+        float *dxt = dx + t * C;
+        const float r = rstd[t];
+        const float k = (float)(rms_dot(dyt, w, xt, C) * r * r * r / C);
         for (int c = 0; c < C; c++) dxt[c] += r * w[c] * dyt[c] - k * xt[c];
     }
 }
 
-/* dw over n channels (dw, dy and x offset to the first): every channel adds its tokens' terms in
- * token order, as one sequential sum (the same bits for any split of the channels), vectorized
- * across channels now that the pointers are known not to overlap. Not cloned, as before: no fused
- * multiply-add. */
+/* dw over n channels (dw, dy and x offset to the first) from T tokens: every channel adds its
+ * tokens' terms in token order, vectorized across channels now that the pointers are known not to
+ * overlap. Not cloned, as before: no fused multiply-add. */
 static void rmsnorm_dw_cols(float *restrict dw, const float *restrict dy, const float *restrict x,
                             const float *restrict rstd, int T, int C, int n) {
     for (int t = 0; t < T; t++) {
@@ -64,22 +63,55 @@ static void rmsnorm_dw_cols(float *restrict dw, const float *restrict dy, const 
     }
 }
 
+/* Tokens per partial dw: a split that depends on T alone (a multiple of dx's 4-row groups). */
+enum { RMS_DW_ROWS = 256 };
+
+/* One buffer per calling OS thread for the partial dw, kept between calls. */
+static float *dw_parts(size_t floats) {
+    static __thread float *buf;
+    static __thread size_t cap;
+    if (cap < floats) {
+        free(buf);
+        buf = malloc(sizeof(float) * floats);
+        cap = buf ? floats : 0;
+    }
+    return buf;
+}
+
 /* y_c = w_c x_c r with r = (mean(x^2) + eps)^-1/2, so
- * dx_c = r w_c dy_c - r^3 x_c / C * sum_j dy_j w_j x_j and dw_c = sum_t dy_c x_c r. */
+ * dx_c = r w_c dy_c - r^3 x_c / C * sum_j dy_j w_j x_j and dw_c = sum_t dy_c x_c r.
+ * One pass over dy and x: each chunk of RMS_DW_ROWS tokens writes its dx rows 4 at a time and, while
+ * those rows are in cache, adds them into the chunk's own partial dw (token order); the partials
+ * are then added into dw in chunk order. The same bits for any thread count. */
 void gk_rmsnorm_backward(float *dx, float *dw, const float *dy, const float *x, const float *w,
                          const float *rstd, int T, int C) {
-    int nt = (long)T * C > 16384 ? gk_threads() : 1;
+    const int nt = (long)T * C > 16384 ? gk_threads() : 1, chunks = (T + RMS_DW_ROWS - 1) / RMS_DW_ROWS;
+    float *part = dw ? dw_parts((size_t)chunks * C) : NULL;
+    if (dw && !part) {
+        gk_set_error("rmsnorm backward: out of memory");
+        return;
+    }
 #pragma omp parallel num_threads(nt)
     {
-        if (dx) {
 #pragma omp for schedule(static)
-            for (int t0 = 0; t0 < T; t0 += 4) rmsnorm_backward_rows(dx, dy, x, w, rstd, t0, T - t0 < 4 ? T - t0 : 4, C);
+        for (int k = 0; k < chunks; k++) {
+            const int t1 = (k + 1) * RMS_DW_ROWS < T ? (k + 1) * RMS_DW_ROWS : T;
+            float *p = part ? part + (size_t)k * C : NULL;
+            if (p) memset(p, 0, sizeof(float) * C);
+            for (int t0 = k * RMS_DW_ROWS; t0 < t1; t0 += 4) {
+                const int n = t1 - t0 < 4 ? t1 - t0 : 4;
+                if (dx) rmsnorm_backward_rows(dx, dy, x, w, rstd, t0, n, C);
+                if (p) rmsnorm_dw_cols(p, dy + (size_t)t0 * C, x + (size_t)t0 * C, rstd + t0, n, C, C);
+            }
         }
         if (dw) {
-            /* Split over channels; each thread walks the tokens in order. */
+            /* Split over channels; each adds the partials in chunk order. */
             int th = omp_get_thread_num(), n = omp_get_num_threads();
             int c0 = (int)((long)C * th / n), c1 = (int)((long)C * (th + 1) / n);
-            if (c1 > c0) rmsnorm_dw_cols(dw + c0, dy + c0, x + c0, rstd, T, C, c1 - c0);
+            for (int k = 0; k < chunks; k++) {
+                const float *p = part + (size_t)k * C;
+                for (int c = c0; c < c1; c++) dw[c] += p[c];
+            }
         }
     }
 }
