@@ -136,22 +136,6 @@ static int by_cost_descending(const void *a, const void *b) {
     return ca < cb ? 1 : (ca > cb ? -1 : 0);
 }
 
-/* A buffer per calling OS thread, kept between calls (libgomp keeps its threads): the packed keys
- * and values of a forward (several MB for a training batch) would otherwise be mapped and faulted
- * in afresh each call. Slot 0: the calling thread's shared packs; slot 1: each thread's own
- * workspace; slot 2: the backward's row terms. */
-static float *scratch(int which, size_t floats) {
-    static __thread float *buf[3];
-    static __thread size_t cap[3];
-    if (cap[which] < floats) {
-        free(buf[which]);
-        void *p = NULL;
-        buf[which] = posix_memalign(&p, 64, sizeof(float) * floats) == 0 ? p : NULL;
-        cap[which] = buf[which] ? floats : 0;
-    }
-    return buf[which];
-}
-
 static inline int round_up(int x, int r) { return (x + r - 1) / r * r; }
 
 /* Packed operands are read with aligned vector loads: every piece of a workspace or of a table of
@@ -324,9 +308,13 @@ void gk_attention_forward(float *out, float *lse, const float *q, const float *k
     int MR, NR;
     gk_tile_dims(&MR, &NR);
     q_tile *tiles = malloc(sizeof(q_tile) * ((size_t)B * Lq + 1));
+    if (!tiles) {
+        gk_set_error("attention forward: out of memory");
+        return;
+    }
     tile_table kt;
     float *packs = NULL;
-    if (tile_table_make(&kt, &s, 1, nkv, MR, NR) == 0) packs = scratch(0, (size_t)kt.total + 1);
+    if (tile_table_make(&kt, &s, 1, nkv, MR, NR) == 0) packs = gk_scratch(GK_SCRATCH_ATTN_TILES, (size_t)kt.total + 1);
     const int ntiles = query_tiles(tiles, &s);
     /* Larger tiles (later in their document) first, for balance; the order changes no result. */
     qsort(tiles, ntiles, sizeof(q_tile), by_cost_descending);
@@ -334,7 +322,7 @@ void gk_attention_forward(float *out, float *lse, const float *q, const float *k
     const size_t wsf = head_ws_floats(hd);
 #pragma omp parallel num_threads(gk_threads())
     {
-        float *ws = scratch(1, wsf);
+        float *ws = gk_scratch(GK_SCRATCH_ATTN_WS, wsf);
         if (packs) { /* every kv head's key tiles, each packed once */
 #pragma omp for schedule(dynamic, 1)
             for (int bg = 0; bg < B * nkv; bg++) {
@@ -348,6 +336,10 @@ void gk_attention_forward(float *out, float *lse, const float *q, const float *k
         }
 #pragma omp for schedule(dynamic, 1)
         for (long u = 0; u < units; u++) {
+            if (!ws) {
+                gk_set_error("attention forward: out of memory");
+                continue;
+            }
             const q_tile *t = &tiles[u / nh];
             const int h = (int)(u % nh), g = h / (nh / nkv);
             attention_forward_tile(out, lse, q, k, v, &s, t, h, ws,
@@ -515,7 +507,12 @@ void gk_attention_backward(float *dq, float *dk, float *dv, const float *dout, c
     long most = 0;
     for (int b = 0; b < B; b++) most = qt.size[b] > most ? qt.size[b] : most;
     /* D = rowsum(dout * out) per (b, h, i), and lse when the forward did not save it. */
-    float *D = scratch(2, 2 * (rows ? rows : 1)), *L = lse ? NULL : D + rows;
+    float *D = gk_scratch(GK_SCRATCH_ATTN_ROWS, 2 * (rows ? rows : 1)), *L = lse || !D ? NULL : D + rows;
+    if (!D) {
+        tile_table_free(&qt);
+        gk_set_error("attention backward: out of memory");
+        return;
+    }
 #pragma omp parallel for num_threads(gk_threads()) schedule(static)
     for (size_t r = 0; r < rows; r++) {
         int i = (int)(r % Lq), h = (int)(r / Lq % nh), b = (int)(r / Lq / nh);
@@ -526,10 +523,15 @@ void gk_attention_backward(float *dq, float *dk, float *dv, const float *dout, c
     bwd_ws_carve(NULL, &wsf, most * (nh / nkv), hd, MR, NR);
 #pragma omp parallel num_threads(gk_threads())
     {
-        float *ws = scratch(1, wsf);
+        float *ws = gk_scratch(GK_SCRATCH_ATTN_WS, wsf);
 #pragma omp for schedule(dynamic, 1)
-        for (int bg = 0; bg < B * nkv; bg++)
+        for (int bg = 0; bg < B * nkv; bg++) {
+            if (!ws) {
+                gk_set_error("attention backward: out of memory");
+                continue;
+            }
             attention_backward_group(dq, dk, dv, dout, q, k, v, lse ? lse : L, D, &s, bg / nkv, bg % nkv, &qt, ws);
+        }
     }
     tile_table_free(&qt);
 }

@@ -23,6 +23,24 @@
 
 void gk_set_error(const char *msg);
 
+/* Buffers kept per OS thread between calls (libgomp keeps its worker threads), 64-byte aligned and
+ * grown as needed: packing buffers and workspaces would otherwise be mapped and faulted in afresh
+ * each call (a page fault costs microseconds on a VM). One slot per use, so that nested users
+ * never share one; NULL when out of memory. */
+enum {
+    GK_SCRATCH_B,          /* gk_sgemm's packed B */
+    GK_SCRATCH_A,          /* gk_sgemm's packed A */
+    GK_SCRATCH_SERIAL_A,   /* gk_sgemm_serial's (inside other kernels' parallel regions) */
+    GK_SCRATCH_SERIAL_B,
+    GK_SCRATCH_SHARED_A,   /* the calling thread's A, shared by a packed-weights product */
+    GK_SCRATCH_ATTN_TILES, /* the calling thread's packed key tiles (attention forward) */
+    GK_SCRATCH_ATTN_WS,    /* each thread's attention workspace */
+    GK_SCRATCH_ATTN_ROWS,  /* the attention backward's row terms */
+    GK_SCRATCH_RMS,        /* each thread's RMSNorm backward products */
+    GK_SCRATCH_SLOTS
+};
+float *gk_scratch(int slot, size_t floats);
+
 /* gk_sgemm on the calling thread only, for small products inside other kernels' parallel loops. */
 void gk_sgemm_serial(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
                      const float *B, int ldb, float beta, float *C, int ldc);

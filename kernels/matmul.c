@@ -54,24 +54,6 @@ const char *gk_sgemm_kernel_name(void) {
     return active->name;
 }
 
-/* A per-OS-thread packing buffer, kept between calls (libgomp reuses its worker threads). Slots 0
- * and 1 serve gk_sgemm, 2 and 3 gk_sgemm_serial (called inside other kernels' parallel regions),
- * 4 the calling thread's A shared by a packed-weights product. */
-static float *scratch(int which, size_t floats) {
-    static __thread float *buf[5];
-    static __thread size_t cap[5];
-    if (cap[which] < floats) {
-        free(buf[which]);
-        buf[which] = NULL;
-        cap[which] = 0;
-        void *p;
-        if (posix_memalign(&p, 64, floats * sizeof(float)) != 0) return NULL;
-        buf[which] = p;
-        cap[which] = floats;
-    }
-    return buf[which];
-}
-
 /* Packing reads activations that are usually not in cache, as short runs far apart (a row's KC
  * floats, or a transposed block's mc floats per k) that the hardware prefetcher does not follow;
  * the loops below fetch ahead themselves. PACK_ROWS_AHEAD: source rows ahead in the transposed
@@ -445,8 +427,8 @@ static void sgemm_serial(const gk_microkernel *uk, int trans_a, int trans_b, int
                          const packed_b *pre) {
     const int MR = uk->mr, NR = uk->nr, MC = MR * GK_MC_PANELS_FOR(MR);
     const int kcmax = K < KC ? K : KC, ncu = N < NC_UNIT ? N : NC_UNIT;
-    float *apack = scratch(2, (size_t)MC * kcmax);
-    float *bpack = pre ? NULL : scratch(3, (size_t)kcmax * ((ncu + NR - 1) / NR * NR));
+    float *apack = gk_scratch(GK_SCRATCH_SERIAL_A, (size_t)MC * kcmax);
+    float *bpack = pre ? NULL : gk_scratch(GK_SCRATCH_SERIAL_B, (size_t)kcmax * ((ncu + NR - 1) / NR * NR));
     if (!apack || (!pre && !bpack)) {
         gk_set_error("sgemm: out of memory for packing");
         return;
@@ -487,7 +469,7 @@ static void sgemm_parallel(const gk_microkernel *uk, int trans_a, int trans_b, i
 
 #pragma omp parallel for num_threads(units < nt ? units : nt) schedule(dynamic, 1)
     for (int u = 0; u < units; u++) {
-        float *apack = scratch(1, afloats), *bpack = pre ? NULL : scratch(0, bfloats);
+        float *apack = gk_scratch(GK_SCRATCH_A, afloats), *bpack = pre ? NULL : gk_scratch(GK_SCRATCH_B, bfloats);
         if (!apack || (!pre && !bpack)) {
             gk_set_error("sgemm: out of memory for packing");
             continue;
@@ -582,7 +564,7 @@ static void sgemm_one_block_packed(const gk_microkernel *uk, int n, int M, const
     const int MR = uk->mr, NR = uk->nr, nt = gk_threads();
     const long mpad = (long)(M + MR - 1) / MR * MR;
     const int slices = (K + KC - 1) / KC, tiles = (M + MR - 1) / MR;
-    float *apack = scratch(4, (size_t)mpad * K);
+    float *apack = gk_scratch(GK_SCRATCH_SHARED_A, (size_t)mpad * K);
     if (!apack) {
         gk_set_error("sgemm: out of memory for packing");
         return;

@@ -46,6 +46,18 @@ void *gk_alloc(size_t bytes) {
 
 void gk_free(void *p) { free(p); }
 
+float *gk_scratch(int slot, size_t floats) {
+    static __thread float *buf[GK_SCRATCH_SLOTS];
+    static __thread size_t cap[GK_SCRATCH_SLOTS];
+    if (cap[slot] < floats) {
+        free(buf[slot]);
+        void *p = NULL;
+        buf[slot] = posix_memalign(&p, 64, sizeof(float) * floats) == 0 ? p : NULL;
+        cap[slot] = buf[slot] ? floats : 0;
+    }
+    return buf[slot];
+}
+
 /* Large buffers (a model's gradients, a layer's activation gradients: tens to hundreds of MB per
  * training step) are cleared by every thread, in 1 MiB pieces: one core does not reach the
  * memory's write bandwidth, and the other threads would only wait. */
