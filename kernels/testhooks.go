@@ -7,6 +7,7 @@ package kernels
 // long gk_expf_nonpos_mismatches(uint32_t from, uint32_t to);
 // void gk_sgemm_serial(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
 //                      const float *B, int ldb, float beta, float *C, int ldc);
+// extern int gk_attention_prepack_queries;
 // void gk_tile_dims(int *mr, int *nr);
 // void gk_tile_pack_a(float *dst, const float *A, int lda, int trans, int m, int k);
 // void gk_tile_pack_b(float *dst, const float *B, int ldb, int trans, int k, int n);
@@ -56,4 +57,12 @@ func tilePackB(dst, b Buf, ldb int, trans bool, k, n int) {
 func tileProduct(m, n, k int, alpha float32, a Buf, astride int, b Buf, bstride int, beta float32, c Buf, ldc int) {
 	C.gk_tile_product(C.int(m), C.int(n), C.int(k), C.float(alpha), fp(a), C.long(astride), fp(b), C.long(bstride),
 		C.float(beta), fp(c), C.int(ldc))
+}
+
+// setAttentionPrepack sets the queries per row from which the attention forward packs every key
+// tile first (attention.c) and returns the old value; 0 always, a large value never.
+func setAttentionPrepack(queries int) int {
+	old := int(C.gk_attention_prepack_queries)
+	C.gk_attention_prepack_queries = C.int(queries)
+	return old
 }

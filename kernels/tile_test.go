@@ -55,3 +55,36 @@ func TestTileProductIsSGEMM(t *testing.T) {
 		}
 	}
 }
+
+// The forward packs every key tile first on long rows and each where it is used on short ones
+// (setAttentionPrepack): the same bits either way, with and without documents, a KV cache longer
+// than the queries and a kv head shared by 3 heads, on every SGEMM kernel.
+func TestAttentionPrepackSameBits(t *testing.T) {
+	defer setAttentionPrepack(setAttentionPrepack(0))
+	defer useSGEMMKernel("")
+	docs := [][]int{{47, 1, 130, 48, 49}, {64, 65, 2, 150}}
+	for _, kernel := range sgemmKernels() {
+		if err := useSGEMMKernel(kernel); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []attnCase{
+			{"square", 2, 300, 300, 6, 2, 16, nil},
+			{"docs", 2, 300, 300, 4, 2, 16, docs},
+			{"kv-cache", 2, 170, 300, 3, 1, 24, docs},
+		} {
+			t.Run(kernel+"/"+c.name, func(t *testing.T) {
+				var starts []int32
+				if c.docs != nil {
+					starts = docStartsFor(c.docs, c.Lk)
+				}
+				q, k, v, dy := c.inputs(35)
+				setAttentionPrepack(0)
+				packed := c.kernel(t, q, k, v, dy, starts, true)
+				setAttentionPrepack(1 << 30)
+				each := c.kernel(t, q, k, v, dy, starts, true)
+				same(t, packed.out, each.out)
+				same(t, packed.lse, each.lse)
+			})
+		}
+	}
+}
