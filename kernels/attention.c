@@ -167,18 +167,32 @@ typedef struct {
     long total;
 } tile_table;
 
-/* floats per tile of n: the forward's key tiles (k^T as B, hd deep; v as B, n deep) and the
- * backward's query tiles (q and dout each as A, hd deep, and as B, n deep). */
-static long key_tile_floats(int n, int hd, int NR) {
-    return (long)align16((size_t)round_up(n, NR) * hd) + (long)align16((size_t)n * round_up(hd, NR));
+/* Floats of an operand packed for gk_tile_product (m rows of A, or n columns of B, k deep), rounded
+ * to 64 bytes so that the next piece stays aligned. */
+static size_t a_floats(int m, int k, int MR) { return align16((size_t)round_up(m, MR) * k); }
+static size_t b_floats(int k, int n, int NR) { return align16((size_t)k * round_up(n, NR)); }
+
+/* A packed key tile of n keys (the forward's): k^T as B (hd deep), then v as B (n deep), from
+ * key_tile_v on. A packed query tile of n queries (the backward's): q and dout as A (hd deep), then
+ * q and dout as B (n deep), where query_tile finds them. */
+static size_t key_tile_v(int n, int hd, int NR) { return b_floats(hd, n, NR); }
+static long key_tile_floats(int n, int hd, int NR) { return (long)(key_tile_v(n, hd, NR) + b_floats(n, hd, NR)); }
+
+typedef struct {
+    float *qa, *da, *qb, *db;
+} query_packs;
+
+static query_packs query_tile(float *p, int n, int hd, int MR, int NR) {
+    const size_t a = a_floats(n, hd, MR), bf = b_floats(n, hd, NR);
+    return (query_packs){p, p + a, p + 2 * a, p + 2 * a + bf};
 }
 static long query_tile_floats(int n, int hd, int MR, int NR) {
-    return 2 * ((long)align16((size_t)round_up(n, MR) * hd) + (long)align16((size_t)n * round_up(hd, NR)));
+    return 2 * (long)(a_floats(n, hd, MR) + b_floats(n, hd, NR));
 }
 
 /* The tiles of every row: key tiles (keys = 1; positions are keys, L = Lk) or query tiles (positions
  * are queries, L = Lq; a document's queries are its keys less the offset Lk - Lq); heads blocks per
- * row. NULL tables when out of memory. */
+ * row. -1 when out of memory (free the table either way). */
 static int tile_table_make(tile_table *t, const attn_shape *s, int keys, int heads, int MR, int NR) {
     const int L = keys ? s->Lk : s->Lq, offset = s->Lk - s->Lq, width = keys ? BK : BQ;
     t->at = malloc(sizeof(tile_at) * ((size_t)s->B * L + 1));
@@ -211,13 +225,12 @@ static void tile_table_free(tile_table *t) {
     free(t->size);
 }
 
-/* Key tile starting at key j0 of row b, kv head g, n keys: k^T as B (NR-column panels, hd deep),
- * then v as B (n deep, panels of hd columns). */
+/* Packs the key tile of n keys from key j0 of row b, kv head g (key_tile_v). */
 static void pack_key_tile(float *dst, const float *k, const float *v, const attn_shape *s, int b, int g, int j0,
                           int n, int NR) {
     const int ldk = s->nkv * s->hd;
     gk_tile_pack_b(dst, k + k_row(s, b, j0, g), ldk, 1, s->hd, n);
-    gk_tile_pack_b(dst + align16((size_t)round_up(n, NR) * s->hd), v + k_row(s, b, j0, g), ldk, 0, n, s->hd);
+    gk_tile_pack_b(dst + key_tile_v(n, s->hd, NR), v + k_row(s, b, j0, g), ldk, 0, n, s->hd);
 }
 
 /* The forward's workspace (ws NULL: *used counts its floats): the tile's output O, scores S, row
@@ -238,8 +251,8 @@ static fwd_ws fwd_ws_carve(float *ws, size_t *used, int hd, int MR, int NR) {
     w.sum = take(&ws, used, BQ);
     w.lo = (int *)take(&ws, used, BQ); /* sizeof(int) == sizeof(float) */
     w.hi = (int *)take(&ws, used, BQ);
-    w.qa = take(&ws, used, (size_t)round_up(BQ, MR) * hd);
-    w.pa = take(&ws, used, (size_t)round_up(BQ, MR) * BK);
+    w.qa = take(&ws, used, a_floats(BQ, hd, MR));
+    w.pa = take(&ws, used, a_floats(BQ, BK, MR));
     w.own = take(&ws, used, (size_t)key_tile_floats(BK, hd, NR));
     return w;
 }
@@ -255,7 +268,6 @@ static size_t head_ws_floats(int hd) {
 /* Forward for tile t of head h. ws holds head_ws_floats(hd) floats, 64-byte aligned; kv, when not
  * NULL, is row t->b's key tiles of this head's kv head (at: their places), else each key tile is
  * packed here. */
-
 static void attention_forward_tile(float *out, float *lse, const float *q, const float *k, const float *v,
                                    const attn_shape *s, const q_tile *t, int h, float *ws, const float *kv,
                                    const tile_at *at) {
@@ -283,7 +295,7 @@ static void attention_forward_tile(float *out, float *lse, const float *q, const
         } else {
             pack_key_tile(own, k, v, s, b, g, j0, nk, NR);
         }
-        const float *vp = kp + align16((size_t)round_up(depth, NR) * hd);
+        const float *vp = kp + key_tile_v(depth, hd, NR);
         gk_tile_product(nq, nk, hd, s->scale, qa, (long)MR * hd, kp, (long)NR * hd, 0.0f, S, BK);
         for (int i = 0; i < nq; i++) {
             const int p = offset + i0 + i;
@@ -397,7 +409,7 @@ static void softmax_grad_row(float *srow, float *dprow, float L, float D, float 
  * Key tiles outer (dk, dv tiles stay local), query tiles of every head in the group inner; both
  * laid out per document, and a key tile meets only the queries of its own document. The group's
  * query tiles are packed first (qt: their places), each key tile once as it comes; per product
- * only the tile's probabilities and their gradient are packed. ws: backward_ws_floats. */
+ * only the tile's probabilities and their gradient are packed. ws: bwd_ws_carve's floats. */
 typedef struct {
     float *qpack, *dK, *dV, *S, *dP, *kb, *vb, *kn, *pta, *dsta, *dsa;
 } bwd_ws;
@@ -409,12 +421,12 @@ static bwd_ws bwd_ws_carve(float *ws, size_t *used, long query_packs, int hd, in
     w.dV = take(&ws, used, (size_t)BK * hd);
     w.S = take(&ws, used, (size_t)BQ * BK);
     w.dP = take(&ws, used, (size_t)BQ * BK);
-    w.kb = take(&ws, used, (size_t)round_up(BK, NR) * hd); /* k^T, v^T and k as B */
-    w.vb = take(&ws, used, (size_t)round_up(BK, NR) * hd);
-    w.kn = take(&ws, used, (size_t)BK * round_up(hd, NR));
-    w.pta = take(&ws, used, (size_t)round_up(BK, MR) * BQ); /* P^T, dS^T, dS as A */
-    w.dsta = take(&ws, used, (size_t)round_up(BK, MR) * BQ);
-    w.dsa = take(&ws, used, (size_t)round_up(BQ, MR) * BK);
+    w.kb = take(&ws, used, b_floats(hd, BK, NR)); /* k^T, v^T and k as B */
+    w.vb = take(&ws, used, b_floats(hd, BK, NR));
+    w.kn = take(&ws, used, b_floats(BK, hd, NR));
+    w.pta = take(&ws, used, a_floats(BK, BQ, MR)); /* P^T, dS^T, dS as A */
+    w.dsta = take(&ws, used, a_floats(BK, BQ, MR));
+    w.dsa = take(&ws, used, a_floats(BQ, BK, MR));
     return w;
 }
 
@@ -436,12 +448,11 @@ static void attention_backward_group(float *dq, float *dk, float *dv, const floa
             const tile_at *ta = &qt->at[(size_t)b * s->Lq + i0];
             if (ta->off < 0) continue;
             const int nq = ta->n;
-            float *d = qpack + (size_t)(h - g * group) * head_floats + ta->off;
-            const size_t a = align16((size_t)round_up(nq, MR) * hd), bf = align16((size_t)nq * round_up(hd, NR));
-            gk_tile_pack_a(d, q + q_row(s, b, i0, h), ldq, 0, nq, hd);
-            gk_tile_pack_a(d + a, dout + q_row(s, b, i0, h), ldq, 0, nq, hd);
-            gk_tile_pack_b(d + 2 * a, q + q_row(s, b, i0, h), ldq, 0, nq, hd);
-            gk_tile_pack_b(d + 2 * a + bf, dout + q_row(s, b, i0, h), ldq, 0, nq, hd);
+            const query_packs d = query_tile(qpack + (size_t)(h - g * group) * head_floats + ta->off, nq, hd, MR, NR);
+            gk_tile_pack_a(d.qa, q + q_row(s, b, i0, h), ldq, 0, nq, hd);
+            gk_tile_pack_a(d.da, dout + q_row(s, b, i0, h), ldq, 0, nq, hd);
+            gk_tile_pack_b(d.qb, q + q_row(s, b, i0, h), ldq, 0, nq, hd);
+            gk_tile_pack_b(d.db, dout + q_row(s, b, i0, h), ldq, 0, nq, hd);
         }
     int first = 0, end = 0; /* the current document's keys: first..end-1 */
     for (int j0 = 0, nk; j0 < s->Lk; j0 += nk) {
@@ -462,9 +473,10 @@ static void attention_backward_group(float *dq, float *dk, float *dv, const floa
         for (int h = g * group; h < (g + 1) * group; h++) {
             for (int i0 = ifirst; i0 < qend; i0 += BQ) {
                 const int nq = qend - i0 < BQ ? qend - i0 : BQ;
-                const float *qa = qpack + (size_t)(h - g * group) * head_floats + qt->at[(size_t)b * s->Lq + i0].off;
-                const size_t a = align16((size_t)round_up(nq, MR) * hd), bf = align16((size_t)nq * round_up(hd, NR));
-                const float *doa = qa + a, *qb = qa + 2 * a, *dob = qb + bf;
+                const query_packs d =
+                    query_tile(qpack + (size_t)(h - g * group) * head_floats + qt->at[(size_t)b * s->Lq + i0].off, nq,
+                               hd, MR, NR);
+                const float *qa = d.qa, *doa = d.da, *qb = d.qb, *dob = d.db;
                 gk_tile_product(nq, nk, hd, s->scale, qa, (long)MR * hd, kb, (long)NR * hd, 0.0f, S, BK);
                 gk_tile_product(nq, nk, hd, 1.0f, doa, (long)MR * hd, vb, (long)NR * hd, 0.0f, dP, BK);
                 for (int i = 0; i < nq; i++) {

@@ -375,8 +375,8 @@ static void decode_team(float *out, const float *q, const float *k_new, const fl
                         int avx2) {
     const int group = nh / nkv, ld = nkv * hd;
     const size_t fast = decode_ws_floats(hd, max_r * group), fallback = gk_attention_head_ws_floats(hd);
-    void *wsp = NULL; /* 64-byte aligned: the fallback packs tiles for the SGEMM microkernel there */
-    float *ws = posix_memalign(&wsp, 64, sizeof(float) * (hd <= DECODE_KC ? fast : fallback)) == 0 ? wsp : NULL;
+    /* Kept per thread between steps, 64-byte aligned (the fallback packs tiles for the microkernel). */
+    float *ws = gk_scratch(GK_SCRATCH_ATTN_WS, hd <= DECODE_KC ? fast : fallback);
     /* Every new row first: rows of one cache (the new tokens of one sequence) may fall in
      * different chunks, and each sees the rows before it. */
     if (k_new || v_new) {
@@ -391,7 +391,9 @@ static void decode_team(float *out, const float *q, const float *k_new, const fl
 #pragma omp for schedule(dynamic, 1)
     for (long u = 0; u < units; u++) {
         const int c = (int)(u / nkv), g = (int)(u % nkv), s0 = starts[c], s1 = starts[c + 1];
-        if (hd <= DECODE_KC)
+        if (!ws)
+            gk_set_error("attention decode: out of memory");
+        else if (hd <= DECODE_KC)
             decode_chunk(out, q, k_caches, v_caches, k_tiles, kv_lens, s0, s1, tiles[c], g, nh, ld, hd, group, scale, avx2,
                          ws);
         else
@@ -402,7 +404,6 @@ static void decode_team(float *out, const float *q, const float *k_new, const fl
                                               scale, h, ws);
             }
     }
-    free(ws);
 }
 
 void gk_attention_decode(float *out, const float *q, const float *k_new, const float *v_new,

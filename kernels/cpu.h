@@ -34,7 +34,7 @@ enum {
     GK_SCRATCH_SERIAL_B,
     GK_SCRATCH_SHARED_A,   /* the calling thread's A, shared by a packed-weights product */
     GK_SCRATCH_ATTN_TILES, /* the calling thread's packed key tiles (attention forward) */
-    GK_SCRATCH_ATTN_WS,    /* each thread's attention workspace */
+    GK_SCRATCH_ATTN_WS,    /* each thread's attention workspace (forward, backward, decode) */
     GK_SCRATCH_ATTN_ROWS,  /* the attention backward's row terms */
     GK_SCRATCH_RMS,        /* each thread's RMSNorm backward products */
     GK_SCRATCH_SLOTS

@@ -262,11 +262,26 @@ typedef struct {
 
 /* One work unit: C[m0:m1, n0:n1] over all of K. The unit packs its own B slice, so threads never
  * wait on each other until the end (a preempted thread only delays its own units). */
+/* The microkernel over one K slice of kc of packed operands: C[m,n] = alpha a b + beta C, panel i of
+ * a at a + i * astride, panel j of b at b + j * bstride, B's panels outer (each stays in L1 while
+ * the row tiles pass). Every packed product goes through here, so all give the same bits. */
+static inline void sweep(const gk_microkernel *uk, int m, int n, int kc, float alpha, const float *a, long astride,
+                         const float *b, long bstride, float beta, float *C, int ldc) {
+    const int MR = uk->mr, NR = uk->nr;
+    for (int j = 0; j < n; j += NR) {
+        const float *bp = b + (long)(j / NR) * bstride;
+        const int cols = n - j < NR ? n - j : NR;
+        for (int i = 0; i < m; i += MR)
+            uk->fn(kc, a + (long)(i / MR) * astride, bp, C + (size_t)i * ldc + j, ldc, alpha, beta,
+                   m - i < MR ? m - i : MR, cols, NULL, 0, 1);
+    }
+}
+
 static void sgemm_unit(const gk_microkernel *uk, int trans_a, int trans_b, int K, float alpha, const float *A,
                        int lda, const float *B, int ldb, float beta, float *C, int ldc, int m0, int m1, int n0,
                        int n1, float *apack, float *bpack, const packed_b *pre) {
     const int MR = uk->mr, NR = uk->nr, MC = MR * GK_MC_PANELS_FOR(MR);
-    const int nc = n1 - n0, panels = (nc + NR - 1) / NR;
+    const int nc = n1 - n0;
     for (int pc = 0; pc < K; pc += KC) {
         const int kc = K - pc < KC ? K - pc : KC;
         const float b_eff = pc == 0 ? beta : 1.0f;
@@ -277,25 +292,18 @@ static void sgemm_unit(const gk_microkernel *uk, int trans_a, int trans_b, int K
         for (int ic = m0; ic < m1; ic += MC) {
             const int mc = m1 - ic < MC ? m1 - ic : MC;
             pack_a(apack, A, lda, trans_a, ic, mc, pc, kc, MR);
-            for (int p = 0; p < panels; p++) {
-                const int cols = nc - p * NR < NR ? nc - p * NR : NR;
-                const float *bp = bpack + (size_t)p * NR * kc;
-                for (int ir = 0; ir < mc; ir += MR) {
-                    const int rows = mc - ir < MR ? mc - ir : MR;
-                    uk->fn(kc, apack + (size_t)ir * kc, bp, C + (size_t)(ic + ir) * ldc + n0 + p * NR, ldc, alpha,
-                           b_eff, rows, cols, NULL, 0, 1);
-                }
-            }
+            sweep(uk, mc, nc, kc, alpha, apack, (long)MR * kc, bpack, (long)NR * kc, b_eff, C + (size_t)ic * ldc + n0,
+                  ldc);
         }
     }
 }
 
 /* Tiles: small products inside other kernels' parallel loops (attention's), whose operands are packed
  * once and used many times. An operand is packed whole along K: A as MR-row panels of [k][MR], B as
- * NR-column panels of [k][NR]; a K slice of a panel starts pc rows in. gk_tile_product makes the
- * microkernel calls sgemm_serial makes for the same product (the same KC slices, alpha and beta),
- * so it gives the same bits as gk_sgemm_serial. Panel strides are explicit so that a product may use
- * a prefix of a packed operand: fewer columns (n), or fewer rows of K than a B panel holds. */
+ * NR-column panels of [k][NR]; a K slice of a panel starts pc rows in. gk_tile_product sweeps the
+ * same KC slices with the same alpha and beta as sgemm_unit, so it gives gk_sgemm_serial's bits.
+ * Panel strides are explicit so that a product may use a prefix of a packed operand: fewer columns
+ * (n), or fewer rows of K than a B panel holds. */
 void gk_tile_dims(int *mr, int *nr) {
     gk_sgemm_select_kernel();
     *mr = active->mr;
@@ -314,19 +322,9 @@ void gk_tile_pack_b(float *dst, const float *B, int ldb, int trans, int k, int n
 
 void gk_tile_product(int m, int n, int k, float alpha, const float *a, long astride, const float *b, long bstride,
                      float beta, float *C, int ldc) {
-    const gk_microkernel *uk = active;
-    const int MR = uk->mr, NR = uk->nr;
-    for (int pc = 0; pc < k; pc += KC) {
-        const int kc = k - pc < KC ? k - pc : KC;
-        const float b_eff = pc == 0 ? beta : 1.0f;
-        for (int j = 0; j < n; j += NR) {
-            const float *bp = b + (long)(j / NR) * bstride + (long)pc * NR;
-            const int cols = n - j < NR ? n - j : NR;
-            for (int i = 0; i < m; i += MR)
-                uk->fn(kc, a + (long)(i / MR) * astride + (long)pc * MR, bp, C + (size_t)i * ldc + j, ldc, alpha, b_eff,
-                       m - i < MR ? m - i : MR, cols, NULL, 0, 1);
-        }
-    }
+    for (int pc = 0; pc < k; pc += KC)
+        sweep(active, m, n, k - pc < KC ? k - pc : KC, alpha, a + (long)pc * active->mr, astride,
+              b + (long)pc * active->nr, bstride, pc == 0 ? beta : 1.0f, C, ldc);
 }
 
 /* Few rows of C (decoding a handful of sequences): packing B would cost more than the product, so

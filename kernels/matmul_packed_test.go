@@ -59,12 +59,8 @@ func TestLinearForwardPackedIsBitIdentical(t *testing.T) {
 // (rows within one block, partial panels, biases on some, several K slices) and on the paths it
 // hands back to the calls one by one (few rows, many rows, a weight packed for another shape).
 func TestLinearForwardPackedMultiIsBitIdentical(t *testing.T) {
-	defer useSGEMMKernel("")
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, kernel := range sgemmKernels() {
-		if err := useSGEMMKernel(kernel); err != nil {
-			t.Fatal(err)
-		}
+	forEachSGEMMKernel(t, func(kernel string) {
 		for _, s := range []struct {
 			T, in int
 			outs  []int
@@ -102,6 +98,18 @@ func TestLinearForwardPackedMultiIsBitIdentical(t *testing.T) {
 				})
 			}
 		}
+	})
+}
+
+// forEachSGEMMKernel runs f with each SGEMM kernel this CPU runs in use, then restores the best.
+func forEachSGEMMKernel(t *testing.T, f func(kernel string)) {
+	t.Helper()
+	defer useSGEMMKernel("")
+	for _, kernel := range sgemmKernels() {
+		if err := useSGEMMKernel(kernel); err != nil {
+			t.Fatal(err)
+		}
+		f(kernel)
 	}
 }
 
@@ -197,16 +205,12 @@ func bestOf(b *testing.B, f, g func()) (tf, tg time.Duration) {
 // alone (GK_SERIAL_WORK) gives each row the bits that the same row gets in a product large enough
 // for the threads: a decode step of a few rows must compute what the trainer's forward does.
 func TestSmallProductsMatchLargeOnes(t *testing.T) {
-	defer useSGEMMKernel("")
 	defer Init(0, 2)
 	if err := Init(0, 2); err != nil {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, kernel := range sgemmKernels() {
-		if err := useSGEMMKernel(kernel); err != nil {
-			t.Fatal(err)
-		}
+	forEachSGEMMKernel(t, func(kernel string) {
 		for _, s := range []struct{ small, large, in, out int }{{9, 700, 128, 384}, {16, 400, 133, 390}, {13, 300, 800, 150}} {
 			if s.small*s.in*s.out >= 1<<21 || s.large*s.in*s.out < 1<<21 {
 				t.Fatalf("%+v: the sizes do not straddle GK_SERIAL_WORK", s)
@@ -227,5 +231,5 @@ func TestSmallProductsMatchLargeOnes(t *testing.T) {
 				same(t, read(small), read(large)[:n])
 			})
 		}
-	}
+	})
 }

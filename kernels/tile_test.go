@@ -14,13 +14,9 @@ import (
 // all four transpose cases, partial panels, K over one KC slice (400), alpha and beta, a C wider
 // than the product.
 func TestTileProductIsSGEMM(t *testing.T) {
-	defer useSGEMMKernel("")
 	r := rand.New(rand.NewPCG(21, 22))
 	const extraK, extraN, extraC = 3, 5, 2
-	for _, kernel := range sgemmKernels() {
-		if err := useSGEMMKernel(kernel); err != nil {
-			t.Fatal(err)
-		}
+	forEachSGEMMKernel(t, func(kernel string) {
 		mr, nr := tileDims()
 		for _, s := range []struct{ m, n, k int }{{1, 1, 1}, {5, 7, 3}, {48, 64, 64}, {64, 64, 48}, {13, 40, 400}, {30, 100, 17}} {
 			for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
@@ -53,7 +49,7 @@ func TestTileProductIsSGEMM(t *testing.T) {
 				})
 			}
 		}
-	}
+	})
 }
 
 // The forward packs every key tile first on long rows and each where it is used on short ones
@@ -61,12 +57,8 @@ func TestTileProductIsSGEMM(t *testing.T) {
 // than the queries and a kv head shared by 3 heads, on every SGEMM kernel.
 func TestAttentionPrepackSameBits(t *testing.T) {
 	defer setAttentionPrepack(setAttentionPrepack(0))
-	defer useSGEMMKernel("")
 	docs := [][]int{{47, 1, 130, 48, 49}, {64, 65, 2, 150}}
-	for _, kernel := range sgemmKernels() {
-		if err := useSGEMMKernel(kernel); err != nil {
-			t.Fatal(err)
-		}
+	forEachSGEMMKernel(t, func(kernel string) {
 		for _, c := range []attnCase{
 			{"square", 2, 300, 300, 6, 2, 16, nil},
 			{"docs", 2, 300, 300, 4, 2, 16, docs},
@@ -86,5 +78,5 @@ func TestAttentionPrepackSameBits(t *testing.T) {
 				same(t, packed.lse, each.lse)
 			})
 		}
-	}
+	})
 }
