@@ -2,6 +2,8 @@ package exec
 
 import (
 	"context"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -77,6 +79,8 @@ func TestCallCPUIsCounted(t *testing.T) {
 // TestReadCPUSelf: ReadCPU's Self is this process's CPU (a Go loop burning ~200 ms shows in it),
 // and its Calls are the sandbox's (a call's CPU shows there, not in Self).
 func TestReadCPUSelf(t *testing.T) {
+	runtime.LockOSThread() // threadCPU reads this thread's time
+	defer runtime.UnlockOSThread()
 	cfg := testConfig()
 	cfg.Workers = 1
 	p := newTestPool(t, cfg)
@@ -84,18 +88,27 @@ func TestReadCPUSelf(t *testing.T) {
 	if !before.OK {
 		t.Skip("no /proc accounting here")
 	}
+	// The loop runs until its own thread has had 200 ms of CPU (a wall-clock bound gets less on a
+	// loaded machine, where the test then failed with nothing wrong).
+	busy := threadCPU(t)
 	x := 0.0
-	for t0 := time.Now(); time.Since(t0) < 200*time.Millisecond; {
-		x += 1
+	for t0 := time.Now(); threadCPU(t)-busy < 200*time.Millisecond; {
+		for range 100000 {
+			x += 1
+		}
+		if time.Since(t0) > time.Minute {
+			t.Fatal("the busy loop got under 200 ms of CPU in a minute")
+		}
 	}
+	busy = threadCPU(t) - busy
 	mid := ReadCPU()
 	r := p.Run(context.Background(), busyCall)
 	after := ReadCPU()
 	if r.Status != StatusOK || x == 0 {
 		t.Fatalf("%+v", r)
 	}
-	if d := mid.Self - before.Self; d < 150*time.Millisecond {
-		t.Errorf("a 200 ms busy loop added only %v to Self", d)
+	if d := mid.Self - before.Self; d < busy*3/4 {
+		t.Errorf("a busy loop of %v of its thread's CPU added only %v to Self", busy, d)
 	}
 	if d := after.Calls - mid.Calls; d < 250*time.Millisecond {
 		t.Errorf("a ~300 ms call added only %v to Calls", d)
@@ -103,4 +116,13 @@ func TestReadCPUSelf(t *testing.T) {
 	if d := after.Self - mid.Self; d > 150*time.Millisecond {
 		t.Errorf("the call's CPU showed in Self: +%v", d)
 	}
+}
+
+// threadCPU is the calling OS thread's user and system time.
+func threadCPU(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_THREAD, &ru); err != nil {
+		t.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
