@@ -92,7 +92,15 @@ func TestServerFullQueueAnswers429(t *testing.T) {
 			postJSON(t, srv.URL+"/v1/run", Call{Code: "import time\ntime.sleep(0.8)"}, &r)
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Wait until one call runs and the other waits (a fixed pause could end before both arrived on
+	// a loaded machine); each sleeps 0.8 s, so the queue stays full while the next calls are made.
+	for deadline := time.Now().Add(10 * time.Second); p.Stats().busy.Load() != 1 || p.Stats().queued.Load() != 1; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the two calls never filled the worker and the queue: %d running, %d queued",
+				p.Stats().busy.Load(), p.Stats().queued.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	start := time.Now()
 	if code := postJSON(t, srv.URL+"/v1/run", Call{Code: "print(1)"}, nil); code != http.StatusTooManyRequests {
 		t.Errorf("third call: status %d, want 429", code)
