@@ -92,15 +92,8 @@ func TestServerFullQueueAnswers429(t *testing.T) {
 			postJSON(t, srv.URL+"/v1/run", Call{Code: "import time\ntime.sleep(0.8)"}, &r)
 		}()
 	}
-	// Wait until one call runs and the other waits (a fixed pause could end before both arrived on
-	// a loaded machine); each sleeps 0.8 s, so the queue stays full while the next calls are made.
-	for deadline := time.Now().Add(10 * time.Second); p.Stats().busy.Load() != 1 || p.Stats().queued.Load() != 1; {
-		if time.Now().After(deadline) {
-			t.Fatalf("the two calls never filled the worker and the queue: %d running, %d queued",
-				p.Stats().busy.Load(), p.Stats().queued.Load())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	// Each call sleeps 0.8 s, so the queue stays full while the next calls are made.
+	waitCalls(t, p, 1, 1)
 	start := time.Now()
 	if code := postJSON(t, srv.URL+"/v1/run", Call{Code: "print(1)"}, nil); code != http.StatusTooManyRequests {
 		t.Errorf("third call: status %d, want 429", code)
@@ -132,7 +125,7 @@ func TestServeShutsDownGracefully(t *testing.T) {
 		postJSON(t, url+"/v1/run", Call{Code: "import time\ntime.sleep(0.7)\nprint('finished')"}, &r)
 		results <- r
 	}()
-	time.Sleep(300 * time.Millisecond)
+	waitCalls(t, p, 1, 0)
 	cancel()
 	if r := <-results; r.Status != StatusOK || r.Stdout != "finished\n" {
 		t.Fatalf("in-flight call during shutdown: %+v", r)
@@ -202,5 +195,18 @@ func TestClientBacksOffOnFullQueue(t *testing.T) {
 	}
 	if p.Stats().rejected.Load() == 0 {
 		t.Log("no call was refused: the queue never filled (slow machine?)")
+	}
+}
+
+// waitCalls waits until p runs `running` calls and holds `queued` waiting ones (a fixed pause could
+// end before the calls arrived, on a loaded machine).
+func waitCalls(t *testing.T, p *Pool, running, queued int64) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); p.Stats().busy.Load() != running || p.Stats().queued.Load() != queued; {
+		if time.Now().After(deadline) {
+			t.Fatalf("want %d calls running and %d queued; %d and %d after 10 s", running, queued,
+				p.Stats().busy.Load(), p.Stats().queued.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

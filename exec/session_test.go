@@ -86,7 +86,7 @@ func TestDeadTemplateIsRestarted(t *testing.T) {
 	})
 }
 
-// killMidCall runs a 0.5 s call on a one-worker pool, kills part of the worker 0.2 s in, and
+// killMidCall runs a 0.5 s call on a one-worker pool, kills part of the worker once the call runs, and
 // checks that the call was retried to success after exactly one restart.
 func killMidCall(t *testing.T, kill func(p *Pool) error) *Pool {
 	t.Helper()
@@ -98,7 +98,8 @@ func killMidCall(t *testing.T, kill func(p *Pool) error) *Pool {
 	}
 	done := make(chan Result, 1)
 	go func() { done <- run(t, p, Call{Code: "import time\ntime.sleep(0.5)\nprint('done')"}) }()
-	time.Sleep(200 * time.Millisecond)
+	waitCalls(t, p, 1, 0)
+	time.Sleep(100 * time.Millisecond) // into the call's sleep
 	if err := kill(p); err != nil {
 		t.Fatal(err)
 	}
