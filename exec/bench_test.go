@@ -120,9 +120,9 @@ func TestReadCPUSelf(t *testing.T) {
 
 // threadCPU is the calling OS thread's user and system time.
 func threadCPU(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_THREAD, &ru); err != nil {
-		t.Fatalf("getrusage: %v", err)
+	d, ok := rusageCPU(syscall.RUSAGE_THREAD)
+	if !ok {
+		t.Fatal("getrusage failed")
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return d
 }

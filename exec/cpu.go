@@ -35,14 +35,15 @@ type CPUReading struct {
 // ReadCPU takes a CPUReading.
 func ReadCPU() CPUReading {
 	s := sampleCPU()
-	self, ok := selfCPU()
+	self, ok := rusageCPU(syscall.RUSAGE_SELF)
 	return CPUReading{Machine: s.machine, Calls: s.waited, Self: self, OK: s.ok && ok}
 }
 
-// selfCPU is this process's user and system time, all threads.
-func selfCPU() (time.Duration, bool) {
+// rusageCPU is the user and system time of who: RUSAGE_SELF (this process, all threads) or
+// RUSAGE_THREAD (the calling OS thread).
+func rusageCPU(who int) (time.Duration, bool) {
 	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	if err := syscall.Getrusage(who, &ru); err != nil {
 		return 0, false
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true

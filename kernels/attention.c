@@ -527,12 +527,13 @@ void gk_attention_backward(float *dq, float *dk, float *dv, const float *dout, c
     long most = 0;
     for (int b = 0; b < B; b++) most = qt.size[b] > most ? qt.size[b] : most;
     /* D = rowsum(dout * out) per (b, h, i), and lse when the forward did not save it. */
-    float *D = gk_scratch(GK_SCRATCH_ATTN_ROWS, 2 * (rows ? rows : 1)), *L = lse || !D ? NULL : D + rows;
+    float *D = gk_scratch(GK_SCRATCH_ATTN_ROWS, 2 * (rows ? rows : 1));
     if (!D) {
         tile_table_free(&qt);
         gk_set_error("attention backward: out of memory");
         return;
     }
+    float *L = lse ? NULL : D + rows;
 #pragma omp parallel for num_threads(gk_threads()) schedule(static)
     for (size_t r = 0; r < rows; r++) {
         int i = (int)(r % Lq), h = (int)(r / Lq % nh), b = (int)(r / Lq / nh);

@@ -260,8 +260,6 @@ typedef struct {
     long npad;
 } packed_b;
 
-/* One work unit: C[m0:m1, n0:n1] over all of K. The unit packs its own B slice, so threads never
- * wait on each other until the end (a preempted thread only delays its own units). */
 /* The microkernel over one K slice of kc of packed operands: C[m,n] = alpha a b + beta C, panel i of
  * a at a + i * astride, panel j of b at b + j * bstride, B's panels outer (each stays in L1 while
  * the row tiles pass). Every packed product goes through here, so all give the same bits. */
@@ -277,6 +275,8 @@ static inline void sweep(const gk_microkernel *uk, int m, int n, int kc, float a
     }
 }
 
+/* One work unit: C[m0:m1, n0:n1] over all of K. The unit packs its own B slice, so threads never
+ * wait on each other until the end (a preempted thread only delays its own units). */
 static void sgemm_unit(const gk_microkernel *uk, int trans_a, int trans_b, int K, float alpha, const float *A,
                        int lda, const float *B, int ldb, float beta, float *C, int ldc, int m0, int m1, int n0,
                        int n1, float *apack, float *bpack, const packed_b *pre) {

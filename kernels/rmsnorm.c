@@ -65,14 +65,8 @@ static void rmsnorm_backward_rows(float *dx, const float *dy, const float *x, co
     for (int i = 0; i < n; i++) rms_products(p + (size_t)i * C, dy + (size_t)(t0 + i) * C, w, x + (size_t)(t0 + i) * C, C);
     if (n == RMS_ROWS)
         for (int c = 0; c < C; c++) {
-            dot[0] += p[c];
-            dot[1] += p[(size_t)C + c];
-            dot[2] += p[(size_t)2 * C + c];
-            dot[3] += p[(size_t)3 * C + c];
-            dot[4] += p[(size_t)4 * C + c];
-            dot[5] += p[(size_t)5 * C + c];
-            dot[6] += p[(size_t)6 * C + c];
-            dot[7] += p[(size_t)7 * C + c];
+#pragma GCC unroll 8
+            for (int i = 0; i < RMS_ROWS; i++) dot[i] += p[(size_t)i * C + c];
         }
     else
         for (int i = 0; i < n; i++)
