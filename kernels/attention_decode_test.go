@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // TestAttentionDecode checks the batched decode step against AttentionForward (B = 1, Lq = 1)
@@ -27,6 +28,8 @@ func TestAttentionDecode(t *testing.T) {
 		// Scores tens apart: many exponentials below -87 (exactly 0) and around it, where the
 		// decode's exp drops gk_expf's clamps and must still give its bits.
 		{"scores past exp's range", 4, 2, 32, []int32{9, 64, 200}, 12},
+		// Enough sequences that each thread takes all kv heads of a sequence in turn.
+		{"many sequences", 4, 2, 32, []int32{1, 97, 3, 64, 65, 130, 8, 200, 33, 1, 129, 70, 2, 64, 300, 17, 5, 96}, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -289,4 +292,50 @@ func benchmarkDecodeShared(b *testing.B, nseq, group, pre, own int) {
 		AttentionDecode(out, q, Buf{}, Buf{}, kc, vc, kt, lens, shared, nh, nkv, hd, 0.17)
 	}
 	b.ReportMetric(float64(nseq*n)*nh*hd*4*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// BenchmarkAttentionDecodeCold: a decode step's attention as a model runs it, with the caches
+// coming from memory — 64 sequences, each its own keys (no shared prefix), key tiles; the caches of
+// several layers in turn and a 32 MB copy between calls (the weights a step streams between two
+// layers' attention). small's heads at 97 and 400 keys, tiny's at 1,100 (a rollout's context).
+// Reports µs a call (one layer).
+func BenchmarkAttentionDecodeCold(b *testing.B) {
+	for _, sc := range []struct{ nh, nkv, hd, keys, layers int }{{8, 4, 64, 97, 8}, {8, 4, 64, 400, 4}, {4, 2, 32, 1100, 4}} {
+		b.Run(fmt.Sprintf("heads%dx%d-kv%d-keys%d", sc.nh, sc.hd, sc.nkv, sc.keys), func(b *testing.B) {
+			benchmarkDecodeCold(b, sc.nh, sc.nkv, sc.hd, sc.keys, sc.layers)
+		})
+	}
+}
+
+func benchmarkDecodeCold(b *testing.B, nh, nkv, hd, keys, layers int) {
+	const nseq = 64
+	r := rand.New(rand.NewPCG(1, 1))
+	kvRow, qRow := nkv*hd, nh*hd
+	q, out := buf(b, randn(r, nseq*qRow, 1)), zeros(b, nseq*qRow)
+	kNew, vNew := buf(b, randn(r, nseq*kvRow, 1)), buf(b, randn(r, nseq*kvRow, 1))
+	from, to := zeros(b, 8<<20), zeros(b, 8<<20)
+	type caches struct{ k, v, tiles []Buf }
+	cs := make([]caches, layers)
+	lens := make([]int32, nseq)
+	for s := range lens {
+		lens[s] = int32(keys)
+	}
+	for l := range cs {
+		cs[l] = caches{make([]Buf, nseq), make([]Buf, nseq), make([]Buf, nseq)}
+		for s := range nseq {
+			cs[l].k[s], cs[l].v[s] = buf(b, randn(r, keys*kvRow, 1)), buf(b, randn(r, keys*kvRow, 1))
+			cs[l].tiles[s] = zeros(b, KeyTileFloats(keys, kvRow))
+			PackKeyTiles(cs[l].tiles[s], cs[l].k[s], 0, keys-1, kvRow)
+		}
+	}
+	var in time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		Copy(to, from)
+		c := cs[i%layers]
+		t0 := time.Now()
+		AttentionDecode(out, q, kNew, vNew, c.k, c.v, c.tiles, lens, nil, nh, nkv, hd, 0.17)
+		in += time.Since(t0)
+	}
+	b.ReportMetric(float64(in.Microseconds())/float64(b.N), "µs/call")
 }
