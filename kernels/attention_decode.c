@@ -301,36 +301,29 @@ static const float *decode_tile(float *kt, float *const *kc, float *const *kts, 
  * reads them, so they are computed on, not waited for (fetching them cost 5% there). Prefetches
  * change no result. Always inlined: GCC takes a function that only prefetches for one without
  * effects and drops the calls. */
-#define DECODE_ALWAYS_INLINE static inline __attribute__((always_inline))
-DECODE_ALWAYS_INLINE void decode_prefetch_tile(const float *k, size_t bstride, const float *v, int nk, int ld, int hd,
-                                               int to_l1) {
+/* A prefetch into L1 (to_l1) or L2; the locality has to be a constant at each builtin. */
+#define DECODE_FETCH(p, to_l1) ((to_l1) ? __builtin_prefetch((p), 0, 3) : __builtin_prefetch((p), 0, 2))
+
+/* The nk keys (blocks of 8 bstride apart from k; none when k is NULL) and value rows (ld apart from
+ * v) of one tile, into L1 or L2. */
+static inline __attribute__((always_inline)) void decode_prefetch_tile(const float *k, size_t bstride,
+                                                                       const float *v, int nk, int ld, int hd,
+                                                                       int to_l1) {
     for (int j = 0; j < nk; j++)
-        for (int d = 0; d < hd; d += 16) {
-            if (to_l1)
-                __builtin_prefetch(v + (size_t)j * ld + d, 0, 3);
-            else
-                __builtin_prefetch(v + (size_t)j * ld + d, 0, 2);
-        }
+        for (int d = 0; d < hd; d += 16) DECODE_FETCH(v + (size_t)j * ld + d, to_l1);
     for (int b = 0; k && b < (nk + 7) / 8; b++)
-        for (int d = 0; d < hd * 8; d += 16) {
-            if (to_l1)
-                __builtin_prefetch(k + (size_t)b * bstride + d, 0, 3);
-            else
-                __builtin_prefetch(k + (size_t)b * bstride + d, 0, 2);
-        }
+        for (int d = 0; d < hd * 8; d += 16) DECODE_FETCH(k + (size_t)b * bstride + d, to_l1);
 }
 
-/* decode_prefetch_tile for the tile of keys j0.. (nk of them) of sequence s and the next one (up to
- * key end). */
-DECODE_ALWAYS_INLINE void decode_prefetch(float *const *kts, float *const *vc, int s, int j0, int nk, int end,
-                                          size_t goff, int ld, int hd) {
-    const size_t bstride = 8 * (size_t)ld;
-    const float *k = kts ? kts[s] + (size_t)j0 * ld + goff * 8 : NULL, *v = vc[s] + goff + (size_t)j0 * ld;
+/* The tile about to be read (its nk keys at k, NULL when they are not read from the caches' tiles,
+ * and its values at v) into L1, and the up to DECODE_BK keys after it (rest of them left in the
+ * sequence) into L2. */
+static inline __attribute__((always_inline)) void decode_prefetch(const float *k, size_t bstride, const float *v,
+                                                                  int nk, int rest, int ld, int hd) {
     decode_prefetch_tile(k, bstride, v, nk, ld, hd, 1);
-    const int next = end - j0 - DECODE_BK < DECODE_BK ? end - j0 - DECODE_BK : DECODE_BK;
-    if (next > 0)
-        decode_prefetch_tile(k ? k + (size_t)DECODE_BK * ld : NULL, bstride, v + (size_t)DECODE_BK * ld, next, ld, hd,
-                             0);
+    if (rest > 0)
+        decode_prefetch_tile(k ? k + (size_t)DECODE_BK / 8 * bstride : NULL, bstride, v + (size_t)DECODE_BK * ld,
+                             rest < DECODE_BK ? rest : DECODE_BK, ld, hd, 0);
 }
 
 /* The group heads of kv head g of sequences s0..s1-1 (a chunk) over their caches, the first
@@ -369,7 +362,7 @@ static void decode_chunk(float *out, const float *q, float *const *kc, float *co
             const int nk = len - j0 < DECODE_BK ? len - j0 : DECODE_BK;
             const float *kj = decode_tile(kt, kc, kts, s, j0, nk, goff, ld, hd, avx2);
             const float *v = vc[s] + goff + (size_t)j0 * ld;
-            decode_prefetch(kts, vc, s, j0, nk, len, goff, ld, hd);
+            decode_prefetch(kts ? kj : NULL, bstride, v, nk, len - j0 - nk, ld, hd);
             for (int i = 0; i < group; i += 4) {
                 const int n = group - i < 4 ? group - i : 4;
                 for (int y = 0; y < n; y++) qs[y] = qg + (size_t)(i + y) * hd, Os[y] = O + (size_t)(x0 + i + y) * hd;
