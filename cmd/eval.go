@@ -100,7 +100,7 @@ func evalPolicyOptions(c *cli.Context, o Options, cfg config.Eval, topP float64)
 		Model: c.String("model"), Endpoints: c.StringSlice("endpoint"), ServedModel: c.String("served-model"),
 		Tokenizer: c.String("tokenizer"),
 		Template:  o.Config.Rollout.Template, ToolTextChars: o.Config.Rollout.ToolTextChars,
-		Exec: o.Config.Exec, Concurrency: c.Int("concurrency"),
+		ToolSessions: o.Config.Rollout.ToolSessions, Exec: o.Config.Exec, Concurrency: c.Int("concurrency"),
 		Engine: engine.Options{Seed: uint64(o.Seed)},
 		Warn:   warnFunc(c, o),
 	}, nil

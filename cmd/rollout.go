@@ -225,6 +225,7 @@ func rolloutOptions(c *cli.Context, o Options) (rollout.Options, error) {
 	opts := rollout.DefaultOptions()
 	opts.MaxTurns, opts.ToolTextChars = cfg.Rollout.MaxTurns, cfg.Rollout.ToolTextChars
 	opts.Temperature, opts.TopP = cfg.Rollout.Temperature, cfg.Rollout.TopP
+	opts.ToolSessions = cfg.Rollout.ToolSessions
 	if len(cfg.RL.Stages) > 0 {
 		opts.MaxResponseTokens = cfg.RL.Stages[0].MaxResponseTokens
 	}
@@ -261,7 +262,7 @@ func rolloutBench(c *cli.Context) error {
 	}
 	bo := rollout.DefaultBenchOptions()
 	bo.ToolSleep, bo.Rollouts, bo.Concurrency, bo.Seed = c.Duration("tool-sleep"), c.Int("rollouts"), c.Int("concurrency"), uint64(o.Seed)
-	bo.Repeats = c.Int("repeat")
+	bo.Repeats, bo.ToolSessions = c.Int("repeat"), o.Config.Rollout.ToolSessions
 	if bo.Rollouts < 1 || bo.Concurrency < 1 || bo.ToolSleep < 0 || bo.Repeats < 1 {
 		return usererr.New("rollout bench: --rollouts, --concurrency and --repeat must be ≥ 1 and --tool-sleep ≥ 0")
 	}

@@ -33,6 +33,8 @@ type Manifest struct {
 	TemplateSHA256 string `json:"template_sha256"`
 	Tool           bool   `json:"tool"`
 	ToolTextChars  int    `json:"tool_text_chars"`
+	// ToolSessions: a sample's calls shared one live interpreter (absent: each ran afresh).
+	ToolSessions bool `json:"tool_sessions,omitempty"`
 
 	Samples     int     `json:"samples"`
 	Temperature float64 `json:"temperature"`

@@ -35,6 +35,8 @@ type Options struct {
 	Template string
 	// ToolTextChars cuts the tool text the model sees (rStar2: 256).
 	ToolTextChars int
+	// ToolSessions runs a sample's calls in one live interpreter (config.Rollout.ToolSessions).
+	ToolSessions bool
 	// Exec configures the sandbox pool, started on the first tool call; Tools, when set, is used
 	// instead.
 	Exec  config.Exec

@@ -181,7 +181,7 @@ func baseManifest(o Options, problems int) (Manifest, error) {
 	}
 	return Manifest{
 		Data: o.Data, DataSHA256: hash, Problems: problems, Limit: o.Eval.Limit,
-		Template: o.Template, Tool: !o.NoTool, ToolTextChars: o.ToolTextChars,
+		Template: o.Template, Tool: !o.NoTool, ToolTextChars: o.ToolTextChars, ToolSessions: o.ToolSessions,
 		Samples: o.Eval.Samples, Temperature: o.Eval.Temperature, TopP: o.TopP,
 		MaxTokens: o.Eval.MaxTokens, MaxTurns: o.Eval.MaxTurns, Seed: o.Seed, SeedRule: SeedRule,
 		Gorstar: o.Version, Grading: "strict (summary), rstar2 (beside)",
@@ -232,6 +232,7 @@ func rolloutOptions(o Options, co chat.Options) rollout.Options {
 	ro.MaxTurns = o.Eval.MaxTurns
 	ro.MaxResponseTokens = o.Eval.MaxTokens
 	ro.ToolTextChars = o.ToolTextChars
+	ro.ToolSessions = o.ToolSessions
 	ro.Temperature, ro.TopP = o.Eval.Temperature, o.TopP
 	ro.Samples, ro.Seed = o.Eval.Samples, o.Seed
 	ro.Concurrency = o.Concurrency

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,10 +19,13 @@ import (
 
 // Client spreads calls over several `gorstar exec serve` nodes: each call goes to the endpoint
 // with the fewest outstanding calls; a connection failure is retried once on another endpoint;
-// a full server (429) is retried with back-off until the context ends.
+// a full server (429) is retried with back-off until the context ends. The calls of a session
+// stay on the endpoint that holds its interpreter; when that one is down they move to another,
+// where the session starts afresh (its state is lost, as when a session times out).
 type Client struct {
 	endpoints []*endpoint
 	http      *http.Client
+	sessions  sync.Map // session name -> *endpoint holding its interpreter
 	// CallTimeout bounds one HTTP exchange (default 5 minutes: queueing on a busy server included).
 	CallTimeout time.Duration
 	// BatchSize is the largest batch sent in one request by RunBatch (default 64, as rStar2).
@@ -86,36 +90,40 @@ func (c *Client) pick(skip *endpoint) *endpoint {
 // errBusy is a 429 answer.
 var errBusy = errors.New("server queue full")
 
-// post sends body to path on the least-loaded endpoint, retrying as the Client doc says, and
-// decodes the answer into out.
-func (c *Client) post(ctx context.Context, path string, body []byte, weight int64, out any) error {
+// post sends body to path on prefer while it is up (a session's endpoint), else on the
+// least-loaded endpoint, retrying as the Client doc says; it decodes the answer into out and
+// returns the endpoint that gave it.
+func (c *Client) post(ctx context.Context, path string, body []byte, weight int64, out any, prefer *endpoint) (*endpoint, error) {
 	var last *endpoint
 	retried := false
 	backoff := 10 * time.Millisecond
 	for {
-		e := c.pick(last)
+		e := prefer
+		if e == nil || e.downUntil.Load() > time.Now().UnixNano() {
+			e = c.pick(last)
+		}
 		e.outstanding.Add(weight)
 		err := c.postOnce(ctx, e, path, body, out)
 		e.outstanding.Add(-weight)
 		switch {
 		case err == nil:
-			return nil
+			return e, nil
 		case errors.Is(err, errBusy):
 			select {
 			case <-time.After(backoff):
 				backoff = min(2*backoff, time.Second)
 				continue
 			case <-ctx.Done():
-				return ctx.Err()
+				return nil, ctx.Err()
 			}
 		case ctx.Err() != nil:
-			return ctx.Err()
+			return nil, ctx.Err()
 		case isConnectionFailure(err) && !retried:
 			e.downUntil.Store(time.Now().Add(downFor).UnixNano())
-			retried, last = true, e
+			retried, last, prefer = true, e, nil
 			continue
 		default:
-			return err
+			return nil, err
 		}
 	}
 }
@@ -165,44 +173,85 @@ func (c *Client) Run(ctx context.Context, call Call) Result {
 	if err != nil {
 		return internalResult("encode call: %v", err)
 	}
+	var prefer *endpoint
+	if call.Session != "" {
+		if e, ok := c.sessions.Load(call.Session); ok {
+			prefer = e.(*endpoint)
+		}
+	}
 	var r Result
-	if err := c.post(ctx, "/v1/run", body, 1, &r); err != nil {
+	e, err := c.post(ctx, "/v1/run", body, 1, &r, prefer)
+	if err != nil {
 		return internalResult("exec client: %v", err)
+	}
+	if call.Session != "" {
+		c.sessions.Store(call.Session, e)
 	}
 	return r
 }
 
-// RunBatch sends calls in batches of BatchSize, spread over the endpoints concurrently, and
-// returns the results in order.
+// RunBatch sends the stateless calls in batches of BatchSize, spread over the endpoints
+// concurrently, and each session call on its own (to its session's endpoint), and returns the
+// results in order.
 func (c *Client) RunBatch(ctx context.Context, calls []Call) []Result {
 	out := make([]Result, len(calls))
+	var stateless []int // indices into calls
+	var wg sync.WaitGroup
+	for i, call := range calls {
+		if call.Session == "" {
+			stateless = append(stateless, i)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = c.Run(ctx, call)
+		}()
+	}
 	size := max(c.BatchSize, 1)
-	done := make(chan struct{})
-	n := 0
-	for lo := 0; lo < len(calls); lo += size {
-		hi := min(lo+size, len(calls))
-		n++
-		go func(lo, hi int) {
-			defer func() { done <- struct{}{} }()
-			body, err := json.Marshal(BatchRequest{Calls: calls[lo:hi]})
+	for lo := 0; lo < len(stateless); lo += size {
+		idx := stateless[lo:min(lo+size, len(stateless))]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			batch := make([]Call, len(idx))
+			for k, i := range idx {
+				batch[k] = calls[i]
+			}
+			body, err := json.Marshal(BatchRequest{Calls: batch})
 			var resp BatchResponse
 			if err == nil {
-				err = c.post(ctx, "/v1/batch", body, int64(hi-lo), &resp)
+				_, err = c.post(ctx, "/v1/batch", body, int64(len(idx)), &resp, nil)
 			}
-			if err == nil && len(resp.Results) != hi-lo {
-				err = fmt.Errorf("batch of %d calls answered with %d results", hi-lo, len(resp.Results))
+			if err == nil && len(resp.Results) != len(idx) {
+				err = fmt.Errorf("batch of %d calls answered with %d results", len(idx), len(resp.Results))
 			}
-			for i := lo; i < hi; i++ {
+			for k, i := range idx {
 				if err != nil {
 					out[i] = internalResult("exec client: %v", err)
 				} else {
-					out[i] = resp.Results[i-lo]
+					out[i] = resp.Results[k]
 				}
 			}
-		}(lo, hi)
+		}()
 	}
-	for ; n > 0; n-- {
-		<-done
-	}
+	wg.Wait()
 	return out
+}
+
+// CloseSession ends session name's interpreter on the endpoint that holds it (best effort: an
+// endpoint that cannot be reached ends it at its idle timeout).
+func (c *Client) CloseSession(name string) {
+	e, ok := c.sessions.LoadAndDelete(name)
+	if !ok {
+		return
+	}
+	body, err := json.Marshal(CloseSessionRequest{Session: name})
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var answer map[string]bool
+	_ = c.postOnce(ctx, e.(*endpoint), "/v1/sessions/close", body, &answer)
 }

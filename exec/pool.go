@@ -19,6 +19,12 @@ type Runner interface {
 	RunBatch(ctx context.Context, calls []Call) []Result
 }
 
+// SessionCloser is a Runner whose sessions can be ended before their idle timeout (Pool and
+// Client are): a caller done with a session frees its interpreter at once.
+type SessionCloser interface {
+	CloseSession(name string)
+}
+
 // Pool is a set of warm, sandboxed Python workers. Stateless calls go to any free worker;
 // calls of one session always go to the worker that holds its interpreter.
 type Pool struct {

@@ -18,7 +18,7 @@ import (
 )
 
 // Server serves a Pool over HTTP (cli.md: POST /v1/run, POST /v1/batch, GET /healthz,
-// GET /metrics). Admission is bounded: a call that would take the number of admitted calls past
+// GET /metrics; and POST /v1/sessions/close). Admission is bounded: a call that would take the number of admitted calls past
 // the pool's workers plus its queue size is refused at once with 429.
 type Server struct {
 	pool     *Pool
@@ -35,6 +35,7 @@ func NewServer(pool *Pool) *Server {
 	s := &Server{pool: pool, capacity: int64(pool.Workers() + pool.cfg.QueueSize), mux: http.NewServeMux()}
 	s.mux.HandleFunc("POST /v1/run", s.handleRun)
 	s.mux.HandleFunc("POST /v1/batch", s.handleBatch)
+	s.mux.HandleFunc("POST /v1/sessions/close", s.handleCloseSession)
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /health", s.handleHealth) // the spelling gorstar serve and vLLM use
 	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
@@ -98,6 +99,27 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.inflight.Add(-n)
 	writeJSON(w, http.StatusOK, BatchResponse{Results: s.pool.RunBatch(r.Context(), b.Calls)})
+}
+
+// CloseSessionRequest is the body of POST /v1/sessions/close.
+type CloseSessionRequest struct {
+	Session string `json:"session"`
+}
+
+// handleCloseSession ends a session's interpreter; ending one that does not exist (never started,
+// timed out, already closed) is not an error.
+func (s *Server) handleCloseSession(w http.ResponseWriter, r *http.Request) {
+	var c CloseSessionRequest
+	if err := decodeBody(w, r, &c); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if c.Session == "" {
+		writeError(w, http.StatusBadRequest, `request body: field "session": want a non-empty session name`)
+		return
+	}
+	s.pool.CloseSession(c.Session)
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {

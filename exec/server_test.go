@@ -210,3 +210,62 @@ func waitCalls(t *testing.T, p *Pool, running, queued int64) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A session's calls stay on the server that holds its interpreter, stateless and session calls
+// mix in one batch, and closing a session through the client ends its interpreter there.
+func TestClientSessionsStickAndClose(t *testing.T) {
+	pa, pb := newTestPool(t, testConfig()), newTestPool(t, testConfig())
+	a, b := httptest.NewServer(NewServer(pa)), httptest.NewServer(NewServer(pb))
+	defer a.Close()
+	defer b.Close()
+	c, err := NewClient([]string{a.URL, b.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const n = 8
+	var first, second []Call
+	for i := 0; i < n; i++ {
+		s := fmt.Sprintf("s%d", i)
+		first = append(first, Call{Session: s, Code: fmt.Sprintf("x = %d\nimport time; time.sleep(0.2)", i)})
+		second = append(second, Call{Session: s, Code: "x"}, Call{Code: "'x' in globals()"})
+	}
+	for i, r := range c.RunBatch(ctx, first) {
+		if r.Status != StatusOK {
+			t.Fatalf("session call %d: %+v", i, r)
+		}
+	}
+	held := func(p *Pool) int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.sessions)
+	}
+	if ha, hb := held(pa), held(pb); ha == 0 || hb == 0 || ha+hb != n {
+		t.Fatalf("sessions held: %d and %d, want both servers used and %d in all", ha, hb, n)
+	}
+	for i, r := range c.RunBatch(ctx, second) {
+		want := "False\n"
+		if i%2 == 0 {
+			want = fmt.Sprintf("%d\n", i/2)
+		}
+		if r.Status != StatusOK || r.Stdout != want {
+			t.Fatalf("batch result %d: %+v, want stdout %q", i, r, want)
+		}
+	}
+	for i := 0; i < n; i++ {
+		c.CloseSession(fmt.Sprintf("s%d", i))
+	}
+	if ha, hb := held(pa), held(pb); ha+hb != 0 {
+		t.Fatalf("%d and %d sessions left after closing them all", ha, hb)
+	}
+	if r := c.Run(ctx, Call{Session: "s0", Code: "'x' in globals()"}); r.Stdout != "False\n" {
+		t.Fatalf("a closed session kept its state: %+v", r)
+	}
+	if code := postJSON(t, a.URL+"/v1/sessions/close", map[string]string{"session": ""}, nil); code != http.StatusBadRequest {
+		t.Fatalf("closing an unnamed session: %d, want 400", code)
+	}
+	var answer map[string]bool
+	if code := postJSON(t, a.URL+"/v1/sessions/close", map[string]string{"session": "never"}, &answer); code != http.StatusOK || !answer["ok"] {
+		t.Fatalf("closing a session that never started: %d %v, want 200 ok", code, answer)
+	}
+}

@@ -22,6 +22,7 @@ func (t *trainer) loopOptions(turns, budget int, temperature float64, samples in
 	o.Chat.Template = tmpl
 	o.MaxTurns, o.MaxResponseTokens = turns, budget
 	o.ToolTextChars = t.o.Rollout.ToolTextChars
+	o.ToolSessions = t.o.Rollout.ToolSessions
 	o.Temperature, o.TopP = temperature, t.o.Rollout.TopP
 	o.Samples, o.Seed = samples, seed
 	o.Concurrency = t.concurrency()

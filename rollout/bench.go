@@ -21,6 +21,7 @@ import (
 // at most Concurrency in flight, each of 2 to MaxTurns turns of MinTurnTokens to MaxTurnTokens
 // generated tokens; every turn but the last calls a tool that sleeps ToolSleep and prints 1.
 // Repeats (0 or 1: once) runs the three measurements that many times in turn and reports medians.
+// ToolSessions runs each trajectory's calls in one live interpreter (Options.ToolSessions).
 type BenchOptions struct {
 	Rollouts, Groups, Concurrency int
 	MaxTurns                      int
@@ -28,6 +29,7 @@ type BenchOptions struct {
 	ToolSleep                     time.Duration
 	Seed                          uint64
 	Repeats                       int
+	ToolSessions                  bool
 }
 
 // DefaultBenchOptions is `gorstar rollout bench`'s setup: 256 rollouts of 2–4 turns, 64 at once,
@@ -61,6 +63,8 @@ type BenchResult struct {
 	ToolCalls       int     `json:"tool_calls"`
 	FailedToolCalls int     `json:"failed_tool_calls"`
 	ToolP50MS       float64 `json:"tool_p50_ms"`
+	// ToolSessions: each trajectory's calls ran in one live interpreter, not a fresh process each.
+	ToolSessions bool `json:"tool_sessions"`
 	// Where the overlapped run's CPU went (absent where it cannot be read): the calls' own processes
 	// per call, and everything outside this process — the sandboxes' supervisors, templates and
 	// calls, and whatever else ran on the machine — as a share of all cores over the run. On a
@@ -123,6 +127,7 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 	opts.MaxTurns = o.MaxTurns + 1
 	opts.MaxResponseTokens = o.MaxTurns * (o.MaxTurnTokens + 256)
 	opts.Samples, opts.Concurrency, opts.Seed = o.Groups, o.Concurrency, o.Seed
+	opts.ToolSessions = o.ToolSessions
 	problems := benchProblems((o.Rollouts + o.Groups - 1) / o.Groups)
 	probe, err := New(nil, tools, tok, opts)
 	if err != nil {
@@ -158,12 +163,15 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 		if err != nil {
 			return BenchResult{}, err
 		}
+		res.ToolSessions = o.ToolSessions
 		runs = append(runs, res)
 	}
 	if len(runs) == 1 {
 		return runs[0], nil
 	}
-	return medianResult(runs), nil
+	res := medianResult(runs)
+	res.ToolSessions = o.ToolSessions
+	return res, nil
 }
 
 // benchOnce is one repeat: the overlapped run, the naive run, then the engine alone.

@@ -2,8 +2,11 @@ package rollout
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gorstar/chat"
@@ -24,6 +27,10 @@ type Loop struct {
 	// script, for Bench only, decides where turns end and what they call (a random model calls
 	// nothing by itself).
 	script *benchScript
+	// id and sessions name tool sessions (Options.ToolSessions) so that loops sharing a runner,
+	// even across processes and exec servers, never share one.
+	id       string
+	sessions atomic.Uint64
 }
 
 // New checks the options and the template against the tokenizer.
@@ -35,7 +42,15 @@ func New(b Backend, tools exec.Runner, tok *tokenizer.Tokenizer, o Options) (*Lo
 	if err != nil {
 		return nil, err
 	}
-	return &Loop{backend: b, tools: tools, tok: tok, render: r, opts: o, endOfTurn: r.EndOfTurn()}, nil
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	return &Loop{backend: b, tools: tools, tok: tok, render: r, opts: o, endOfTurn: r.EndOfTurn(),
+		id: hex.EncodeToString(id[:])}, nil
+}
+
+// newSession names a new tool session.
+func (l *Loop) newSession() string {
+	return fmt.Sprintf("rollout-%s-%d", l.id, l.sessions.Add(1))
 }
 
 // Prompt renders a problem as every trajectory starts: one user turn holding the problem text,
@@ -72,6 +87,9 @@ func (l *Loop) Run(ctx context.Context, problems []data.Problem) ([]Trajectory, 
 		err = l.overlapped(ctx, batches(runs, l.opts.Concurrency))
 	} else {
 		err = l.naive(ctx, batches(runs, l.opts.Concurrency))
+	}
+	for _, r := range runs {
+		r.closeSession() // the trajectories the context cut off
 	}
 	if err != nil {
 		return nil, Summary{}, err

@@ -1,8 +1,10 @@
 package rollout
 
 import (
+	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"gorstar/chat"
@@ -168,5 +170,75 @@ func TestSampleSeedsDistinct(t *testing.T) {
 	}
 	if SampleSeed(3, 1, 2) != SampleSeed(3, 1, 2) || SampleSeed(3, 1, 2) == SampleSeed(4, 1, 2) {
 		t.Error("seeds are not a function of (base, problem, sample)")
+	}
+}
+
+// sessionRecorder is the real pool, noting the session of every call and every session closed.
+type sessionRecorder struct {
+	*exec.Pool
+	mu             sync.Mutex
+	called, closed []string
+}
+
+func (r *sessionRecorder) Run(ctx context.Context, c exec.Call) exec.Result {
+	r.mu.Lock()
+	r.called = append(r.called, c.Session)
+	r.mu.Unlock()
+	return r.Pool.Run(ctx, c)
+}
+
+func (r *sessionRecorder) CloseSession(name string) {
+	r.mu.Lock()
+	r.closed = append(r.closed, name)
+	r.mu.Unlock()
+	r.Pool.CloseSession(name)
+}
+
+// With tool sessions a trajectory's later call sees what its earlier one defined, no two
+// trajectories share an interpreter, and each session ends with its trajectory; without them
+// (rStar2) every call starts afresh.
+func TestToolSessions(t *testing.T) {
+	tok := byteTokenizer(t)
+	pool := testPool(t, 2)
+	turns := []string{call("x = 6 * 7\nprint('set')"), call("x += 1\nprint(x)"), "<answer>\\boxed{43}</answer>" + imEnd}
+	problems := []data.Problem{{ID: "a", Problem: "?", Answer: "43"}, {ID: "b", Problem: "?", Answer: "43"}}
+	for _, sessions := range []bool{true, false} {
+		rec := &sessionRecorder{Pool: pool}
+		o := DefaultOptions()
+		o.Samples, o.ToolSessions = 3, sessions
+		l, err := New(&scriptedBackend{tok: tok, turns: turns}, rec, tok, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, _, err := l.Run(ctxT(t), problems)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, tr := range ts {
+			second := tr.Turns[1]
+			if sessions && (second.Status != "ok" || second.ToolText != "43") {
+				t.Errorf("sessions, trajectory %d: second call %s %q, want ok 43 (each trajectory its own x)", i, second.Status, second.ToolText)
+			}
+			if !sessions && (second.Status != "error" || !strings.Contains(second.ToolText, "NameError")) {
+				t.Errorf("stateless, trajectory %d: second call %s %q, want a NameError", i, second.Status, second.ToolText)
+			}
+		}
+		names := map[string]int{}
+		for _, s := range rec.called {
+			names[s]++
+		}
+		slices.Sort(rec.closed)
+		switch {
+		case !sessions && (len(names) != 1 || names[""] != 12 || len(rec.closed) != 0):
+			t.Errorf("stateless: calls by session %v, closed %v", names, rec.closed)
+		case sessions && (len(names) != 6 || len(slices.Compact(slices.Clone(rec.closed))) != 6 || len(rec.closed) != 6):
+			t.Errorf("sessions: calls by session %v, closed %v: want 6 sessions of 2 calls, each closed once", names, rec.closed)
+		case sessions:
+			for s, n := range names {
+				if s == "" || n != 2 || !slices.Contains(rec.closed, s) {
+					t.Errorf("session %q: %d calls, closed %v", s, n, rec.closed)
+				}
+			}
+		}
 	}
 }

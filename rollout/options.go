@@ -38,6 +38,12 @@ type Options struct {
 	Reward reward.Options
 	// ToolTimeoutS bounds one tool call (0: the runner's default).
 	ToolTimeoutS float64
+	// ToolSessions runs a trajectory's calls in one live interpreter, like notebook cells: the
+	// globals, imports and files of a call are there for the next; the session ends with the
+	// trajectory. false (rStar2) runs every call in a fresh process. The runner must keep as
+	// many sessions as trajectories are in flight (exec.sessions_per_worker × workers), or the
+	// least recently used one ends early and its trajectory's next call starts afresh.
+	ToolSessions bool
 	// Pending, when set, chooses the samples to roll out: sample j of problem i runs only when
 	// Pending(i, j); the others are left out of Run's result. Seeds do not change, so a resumed
 	// evaluation redoes exactly the samples it lacks.

@@ -23,6 +23,7 @@ type run struct {
 	started   time.Time
 	pausedAt  time.Time
 	pending   *pendingCall
+	session   string // the trajectory's tool session while it is open (Options.ToolSessions)
 }
 
 // pendingCall is the call of the turn that just ended, waiting for the sandbox and the append.
@@ -158,6 +159,12 @@ func (r *run) runTool(ctx context.Context) {
 		r.t.FailedToolCalls++
 		return
 	}
+	if r.l.opts.ToolSessions {
+		if r.session == "" {
+			r.session = r.l.newSession()
+		}
+		p.call.Session = r.session
+	}
 	t0 := time.Now()
 	res := r.l.tools.Run(ctx, p.call)
 	rec.DurationMS = float64(time.Since(t0).Microseconds()) / 1000
@@ -208,6 +215,17 @@ func (r *run) resume(ctx context.Context) error {
 	return nil
 }
 
+// closeSession ends the trajectory's tool session, if it opened one.
+func (r *run) closeSession() {
+	if r.session == "" {
+		return
+	}
+	if c, ok := r.l.tools.(exec.SessionCloser); ok {
+		c.CloseSession(r.session)
+	}
+	r.session = ""
+}
+
 func (r *run) fail(err error) {
 	r.t.Error = err.Error()
 	r.finish(FinishError)
@@ -218,6 +236,7 @@ func (r *run) finish(reason FinishReason) {
 	if r.stream != nil {
 		r.stream.Close()
 	}
+	r.closeSession()
 	r.done = true
 	t := r.t
 	t.Finish = reason

@@ -36,7 +36,8 @@ func (p *pipeline) runEval(ctx context.Context, after, modelDir string) error {
 	c := p.cfg
 	res, err := eval.Run(ctx, eval.Options{Eval: c.Eval, TopP: c.Rollout.TopP, Seed: uint64(c.Run.Seed),
 		Data: p.lay.EvalData(), Out: p.lay.EvalResults(after), Model: modelDir,
-		Template: c.Rollout.Template, ToolTextChars: c.Rollout.ToolTextChars, Exec: c.Exec,
+		Template: c.Rollout.Template, ToolTextChars: c.Rollout.ToolTextChars,
+		ToolSessions: c.Rollout.ToolSessions, Exec: c.Exec,
 		Engine: engine.Options{Seed: uint64(c.Run.Seed)}, Version: p.o.Version,
 		Progress: progress.Options{Out: p.log, Quiet: p.o.Quiet},
 		Warn:     func(s string) { p.logf("eval %s: warning: %s", after, s) }})
