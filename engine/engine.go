@@ -262,9 +262,9 @@ func (e *Engine) appendTokens(s *Sequence, tokens []int32) error {
 		switch {
 		case s.state != statePaused:
 			err = fmt.Errorf("append to sequence %d: it is not paused", s.ID)
-		case s.cache.Len()+len(s.pending)+len(tokens) >= s.cache.Cap():
+		case s.cache.Len()+len(s.pending)+len(tokens) >= s.req.Capacity:
 			err = fmt.Errorf("%w: append %d tokens to sequence %d: %d of its %d tokens of capacity are used, "+
-				"and one must stay free to generate", ErrRequest, len(tokens), s.ID, s.cache.Len()+len(s.pending), s.cache.Cap())
+				"and one must stay free to generate", ErrRequest, len(tokens), s.ID, s.cache.Len()+len(s.pending), s.req.Capacity)
 		default:
 			s.pending = append(s.pending, tokens...)
 		}

@@ -608,3 +608,27 @@ func TestCachePoolReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Capacities a few tokens apart share a cache size class, so a finished sequence's cache serves
+// the next one instead of a fresh allocation; each sequence still stops at its own capacity.
+func TestCachePoolSizeClasses(t *testing.T) {
+	m, _ := testmodel.Model(t)
+	e := newEngine(t, m, Options{KVTokens: 4096, MaxSeqs: 2})
+	req := func(p []int32, capacity int) Request {
+		return Request{Prompt: p, Capacity: capacity, Sampling: Sampling{Temperature: 1, Seed: seed(3)}}
+	}
+	for i, c := range []int{200, 197, 194} {
+		p := prompt(10+i, int32(i+1))
+		r := run(t, e, []Request{req(p, c)})[0]
+		if r.Finish != FinishLength || len(p)+len(r.Tokens) != c {
+			t.Errorf("capacity %d: prompt %d + %d tokens, finish %q; want the capacity filled", c, len(p), len(r.Tokens), r.Finish)
+		}
+	}
+	if err := e.do(func() {
+		if len(e.pool) != 1 || len(e.pool[200]) != 1 {
+			t.Errorf("pool %v: want the one cache of 200 reused by all three", e.pool)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
