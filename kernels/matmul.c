@@ -327,8 +327,8 @@ void gk_tile_product(int m, int n, int k, float alpha, const float *a, long astr
               b + (long)pc * active->nr, bstride, pc == 0 ? beta : 1.0f, C, ldc);
 }
 
-/* Few rows of C (decoding a handful of sequences): packing B would cost more than the product, so
- * C's columns are split across threads and read B in place. A is contiguous rows here. */
+/* Few rows of C with B not packed ahead: packing B would cost more than the product, so C's
+ * columns are split across threads and read B in place. A is contiguous rows here. */
 enum { SMALL_M = 8, SMALL_COLS = 128 };
 
 typedef float small_v8 __attribute__((vector_size(32)));
@@ -634,12 +634,12 @@ static int packed_for(const float *Wp, int in, int out) {
            hdr[4] == KC;
 }
 
+/* y = x W^T (+ b) with W prepacked (Wp): the microkernel at every row count — a decode step of one
+ * or eight sequences gives each row the bits a training forward of many rows gives it (its short
+ * tiles sum the same products in the same order), and from weights streamed out of memory it is as
+ * fast as the in-place few-row path at 1-2 rows and 1.2-1.5x it at 8 (kernels/README.md). */
 void gk_linear_forward_packed(float *y, const float *x, const float *W, const float *Wp, const float *b, int T, int in,
                               int out) {
-    if (T <= SMALL_M) { /* few rows read W in place (as gk_sgemm does): Wp is not used */
-        gk_linear_forward(y, x, W, b, T, in, out);
-        return;
-    }
     gk_sgemm_select_kernel();
     if (!packed_for(Wp, in, out)) {
         gk_linear_forward(y, x, W, b, T, in, out); /* packed for another kernel or shape: W is the truth */
@@ -667,7 +667,7 @@ void gk_linear_forward_packed_multi(int n, float *const *ys, const float *x, con
     gk_sgemm_select_kernel();
     const gk_microkernel *uk = active;
     long work = 0;
-    int together = n >= 2 && n <= MULTI_MAX && T > SMALL_M && one_block(uk, T) && in > 0;
+    int together = n >= 2 && n <= MULTI_MAX && one_block(uk, T) && in > 0;
     for (int i = 0; together && i < n; i++) {
         together = outs[i] > 0 && packed_for(Wps[i], in, outs[i]);
         work += (long)T * outs[i] * in;

@@ -55,8 +55,9 @@ func LinearForward(y, x, w, b Buf, T, in, out int) {
 	C.gk_linear_forward(fp(y), fp(x), fp(w), fp(b), C.int(T), C.int(in), C.int(out))
 }
 
-// FewRows is the most rows for which a linear forward reads its weights in place rather than
-// packed (SMALL_M in matmul.c): LinearForwardPacked does not use the packed copy up to it.
+// FewRows is the most rows for which LinearForward (weights not packed ahead) reads its weights in
+// place rather than packing them (SMALL_M in matmul.c); LinearForwardPacked uses the packed copy at
+// every row count.
 const FewRows = 8
 
 // packedHeader is the floats a packed weight starts with (PACK_HEADER in matmul.c).

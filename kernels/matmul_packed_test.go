@@ -11,8 +11,10 @@ import (
 )
 
 // TestLinearForwardPackedIsBitIdentical checks, for every SGEMM kernel this CPU runs, that the
-// packed forward gives exactly LinearForward's bits, over shapes with partial panels, several K
-// slices and the few-rows path; and that weights packed under another kernel still give them.
+// packed forward gives exactly the bits LinearForward gives its rows in a product of many rows (the
+// trainer's), over shapes with partial panels, several K slices and few rows (where LinearForward
+// itself reads W in place, in another order); and that weights packed under another kernel give
+// LinearForward's own bits (W is used).
 func TestLinearForwardPackedIsBitIdentical(t *testing.T) {
 	defer useSGEMMKernel("")
 	r := rand.New(rand.NewPCG(9, 10))
@@ -29,8 +31,7 @@ func TestLinearForwardPackedIsBitIdentical(t *testing.T) {
 					if withBias {
 						b = buf(t, randn(r, s.out, 1))
 					}
-					want, got := zeros(t, s.T*s.out), zeros(t, s.T*s.out)
-					LinearForward(want, x, w, b, s.T, s.in, s.out)
+					want, got := largeRows(t, r, x, w, b, s.T, s.in, s.out), zeros(t, s.T*s.out)
 					wp := Alloc(PackedLinearFloats(s.in, s.out))
 					defer wp.Free()
 					PackLinear(wp, w, s.in, s.out)
@@ -41,6 +42,7 @@ func TestLinearForwardPackedIsBitIdentical(t *testing.T) {
 						if err := useSGEMMKernel(other); err != nil {
 							t.Fatal(err)
 						}
+						want := zeros(t, s.T*s.out)
 						LinearForward(want, x, w, b, s.T, s.in, s.out)
 						LinearForwardPacked(got, x, w, wp, b, s.T, s.in, s.out)
 						same(t, read(got), read(want))
@@ -55,7 +57,7 @@ func TestLinearForwardPackedIsBitIdentical(t *testing.T) {
 }
 
 // TestLinearForwardPackedMultiIsBitIdentical checks that several packed products of one input in
-// one call give LinearForward's bits for each, for every SGEMM kernel this CPU runs: in one region
+// one call give each the bits LinearForwardPacked gives it alone (largeRows: the trainer's), for every SGEMM kernel this CPU runs: in one region
 // (rows within one block, partial panels, biases on some, several K slices) and on the paths it
 // hands back to the calls one by one (few rows, many rows, a weight packed for another shape).
 func TestLinearForwardPackedMultiIsBitIdentical(t *testing.T) {
@@ -77,8 +79,7 @@ func TestLinearForwardPackedMultiIsBitIdentical(t *testing.T) {
 						if i%2 == 1 {
 							b = buf(t, randn(r, out, 1))
 						}
-						want := zeros(t, s.T*out)
-						LinearForward(want, x, w, b, s.T, s.in, out)
+						want := largeRows(t, r, x, w, b, s.T, s.in, out)
 						wp := Alloc(PackedLinearFloats(s.in, out))
 						defer wp.Free()
 						PackLinear(wp, w, s.in, out)
@@ -87,6 +88,7 @@ func TestLinearForwardPackedMultiIsBitIdentical(t *testing.T) {
 							defer wp2.Free()
 							PackLinear(wp2, buf(t, randn(r, (out+1)*s.in, 1)), s.in, out+1)
 							wp = wp2
+							LinearForward(want, x, w, b, s.T, s.in, out) // W read as LinearForward reads it
 						}
 						ls = append(ls, Linear{Y: zeros(t, s.T*out), W: w, WP: wp, B: b, Out: out})
 						wants = append(wants, want)
@@ -99,6 +101,17 @@ func TestLinearForwardPackedMultiIsBitIdentical(t *testing.T) {
 			}
 		}
 	})
+}
+
+// largeRows is LinearForward's output for the T rows of x computed as the first rows of a product
+// of at least 64 rows (the rest random): the bits a training forward gives them.
+func largeRows(t testing.TB, r *rand.Rand, x, w, b Buf, T, in, out int) Buf {
+	t.Helper()
+	L := max(T, 64)
+	xs := append(read(x)[:T*in], randn(r, (L-T)*in, 1)...)
+	y := zeros(t, L*out)
+	LinearForward(y, buf(t, xs), w, b, L, in, out)
+	return buf(t, read(y)[:T*out])
 }
 
 // forEachSGEMMKernel runs f with each SGEMM kernel this CPU runs in use, then restores the best.
@@ -155,7 +168,7 @@ func BenchmarkLinearForwardPackedStream(b *testing.B) {
 	for _, s := range []struct {
 		name       string
 		T, in, out int
-	}{{"up_16x512x1536", 16, 512, 1536}, {"up_64x512x1536", 64, 512, 1536}, {"lm_head_64x512x32000", 64, 512, 32000}} {
+	}{{"up_1x512x1536", 1, 512, 1536}, {"up_2x512x1536", 2, 512, 1536}, {"up_4x512x1536", 4, 512, 1536}, {"up_8x512x1536", 8, 512, 1536}, {"down_8x1536x512", 8, 1536, 512}, {"lm_head_8x512x32000", 8, 512, 32000}, {"up_16x512x1536", 16, 512, 1536}, {"up_64x512x1536", 64, 512, 1536}, {"lm_head_64x512x32000", 64, 512, 32000}} {
 		b.Run(s.name, func(b *testing.B) {
 			copies := max(3, 150<<20/(4*s.in*s.out))
 			x, y := buf(b, randn(r, s.T*s.in, 1)), zeros(b, s.T*s.out)
@@ -229,6 +242,11 @@ func TestSmallProductsMatchLargeOnes(t *testing.T) {
 				same(t, read(small), read(large)[:n])
 				LinearForwardPacked(large, x, w, wp, Buf{}, s.large, s.in, s.out)
 				same(t, read(small), read(large)[:n])
+				for _, few := range []int{1, 2, 3, 4, 5, 8} { // a decode step of a few sequences
+					y := zeros(t, few*s.out)
+					LinearForwardPacked(y, x, w, wp, Buf{}, few, s.in, s.out)
+					same(t, read(y), read(large)[:few*s.out])
+				}
 			})
 		}
 	})

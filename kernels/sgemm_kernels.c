@@ -66,15 +66,20 @@
                 c[i * ldc + j] = beta != 0 ? r + beta * c[i * ldc + j] : r;                               \
             }                                                                                             \
     }                                                                                                     \
-    /* A panel's last rows often hold a few real rows (a decode step of 16 sequences: 12 + 4): with       \
-     * WIDE, those run a third or two thirds of the multiply-adds. Only where the registers allow: on     \
-     * AVX2 (16 registers) the extra bodies made GCC compile the full one worse (64-row products          \
-     * 150-160 -> 112-129 GFLOP/s), and its 6-row panels leave little to save. */                         \
+    /* A panel's last rows often hold a few real rows (a decode step of 16 sequences: 12 + 4; a step of    \
+     * one or two sequences): with WIDE, those run one or two rows, or a third or two thirds of the       \
+     * multiply-adds. Only where the registers allow: on AVX2 (16 registers) the extra bodies made GCC    \
+     * compile the full one worse (64-row products 150-160 -> 112-129 GFLOP/s), and its 6-row panels      \
+     * leave little to save. */                                                                           \
     ATTR static inline __attribute__((always_inline)) void NAME##_pf(                                     \
         const int PF, int kc, const float *restrict a, const float *restrict b, float *restrict c,        \
         long ldc, float alpha, float beta, int mr, int nr, const float *pf, int pf_first,                 \
         int pf_every) {                                                                                   \
-        if (WIDE && mr <= MR / 3)                                                                         \
+        if (WIDE && mr == 1)                                                                              \
+            NAME##_rows(1, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);            \
+        else if (WIDE && mr == 2)                                                                         \
+            NAME##_rows(2, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);            \
+        else if (WIDE && mr <= MR / 3)                                                                    \
             NAME##_rows(MR / 3, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);       \
         else if (WIDE && mr <= 2 * MR / 3)                                                                \
             NAME##_rows(2 * MR / 3, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);   \
