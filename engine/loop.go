@@ -353,8 +353,8 @@ func (e *Engine) shutdown() {
 // cacheSize is the size of the cache a sequence of capacity tokens gets: capacity rounded up to a
 // size class (steps of 1/32 of the next power of two, so at most ~3% more), never past the budget.
 // Requests whose prompts differ by a few tokens — a group's samples, a dataset's problems — then
-// take each other's pooled caches instead of each allocating a fresh one, whose pages the kernel
-// faults in and clears as the first rows are written (~6% of a rollout's CPU before). The
+// take each other's pooled caches instead of each allocating a fresh one and faulting in and
+// clearing its pages while the step's threads wait (~6% of a rollout's CPU before). The
 // sequence's own limit stays its capacity (Request.Capacity); the rest of the cache is unused.
 func (e *Engine) cacheSize(capacity int) int {
 	step := max(1, 1<<bits.Len(uint(max(capacity-1, 1)))/32)
