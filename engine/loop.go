@@ -74,10 +74,11 @@ func (e *Engine) admit() {
 	running := e.running()
 	for len(e.waiting) > 0 && running < e.opts.MaxSeqs {
 		s := e.waiting[0]
-		if e.reserved+e.cacheSize(s.req.Capacity) > e.opts.KVTokens {
+		size := e.cacheSize(s.req.Capacity)
+		if e.reserved+size > e.opts.KVTokens {
 			return
 		}
-		cache, err := e.takeCache(e.cacheSize(s.req.Capacity))
+		cache, err := e.takeCache(size)
 		if err != nil {
 			e.finish(s, Event{Kind: EventDone, Finish: FinishError, Err: err})
 			continue

@@ -195,17 +195,23 @@ func (c *Client) Run(ctx context.Context, call Call) Result {
 // results in order.
 func (c *Client) RunBatch(ctx context.Context, calls []Call) []Result {
 	out := make([]Result, len(calls))
-	var stateless []int // indices into calls
-	var wg sync.WaitGroup
+	var stateless, session []int // indices into calls
+	var sessionCalls []Call
 	for i, call := range calls {
 		if call.Session == "" {
 			stateless = append(stateless, i)
-			continue
+		} else {
+			session, sessionCalls = append(session, i), append(sessionCalls, call)
 		}
+	}
+	var wg sync.WaitGroup
+	if len(session) > 0 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = c.Run(ctx, call)
+			for k, r := range runConcurrently(ctx, c, sessionCalls) {
+				out[session[k]] = r
+			}
 		}()
 	}
 	size := max(c.BatchSize, 1)
@@ -246,10 +252,7 @@ func (c *Client) CloseSession(name string) {
 	if !ok {
 		return
 	}
-	body, err := json.Marshal(CloseSessionRequest{Session: name})
-	if err != nil {
-		return
-	}
+	body, _ := json.Marshal(CloseSessionRequest{Session: name}) // a struct of one string: cannot fail
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var answer map[string]bool

@@ -18,8 +18,8 @@ import (
 )
 
 // Server serves a Pool over HTTP (cli.md: POST /v1/run, POST /v1/batch, GET /healthz,
-// GET /metrics; and POST /v1/sessions/close). Admission is bounded: a call that would take the number of admitted calls past
-// the pool's workers plus its queue size is refused at once with 429.
+// GET /metrics; and POST /v1/sessions/close). Admission is bounded: a call that would take the
+// number of admitted calls past the pool's workers plus its queue size is refused at once with 429.
 type Server struct {
 	pool     *Pool
 	capacity int64

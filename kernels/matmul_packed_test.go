@@ -57,9 +57,10 @@ func TestLinearForwardPackedIsBitIdentical(t *testing.T) {
 }
 
 // TestLinearForwardPackedMultiIsBitIdentical checks that several packed products of one input in
-// one call give each the bits LinearForwardPacked gives it alone (largeRows: the trainer's), for every SGEMM kernel this CPU runs: in one region
-// (rows within one block, partial panels, biases on some, several K slices) and on the paths it
-// hands back to the calls one by one (few rows, many rows, a weight packed for another shape).
+// one call give each the bits LinearForwardPacked gives it alone (largeRows: the trainer's), for
+// every SGEMM kernel this CPU runs: in one region (rows within one block, partial panels, biases
+// on some, several K slices) and on the paths it hands back to the calls one by one (few rows,
+// many rows, a weight packed for another shape).
 func TestLinearForwardPackedMultiIsBitIdentical(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	forEachSGEMMKernel(t, func(kernel string) {
@@ -168,7 +169,9 @@ func BenchmarkLinearForwardPackedStream(b *testing.B) {
 	for _, s := range []struct {
 		name       string
 		T, in, out int
-	}{{"up_1x512x1536", 1, 512, 1536}, {"up_2x512x1536", 2, 512, 1536}, {"up_4x512x1536", 4, 512, 1536}, {"up_8x512x1536", 8, 512, 1536}, {"down_8x1536x512", 8, 1536, 512}, {"lm_head_8x512x32000", 8, 512, 32000}, {"up_16x512x1536", 16, 512, 1536}, {"up_64x512x1536", 64, 512, 1536}, {"lm_head_64x512x32000", 64, 512, 32000}} {
+	}{{"up_1x512x1536", 1, 512, 1536}, {"up_2x512x1536", 2, 512, 1536}, {"up_4x512x1536", 4, 512, 1536},
+		{"up_8x512x1536", 8, 512, 1536}, {"down_8x1536x512", 8, 1536, 512}, {"lm_head_8x512x32000", 8, 512, 32000},
+		{"up_16x512x1536", 16, 512, 1536}, {"up_64x512x1536", 64, 512, 1536}, {"lm_head_64x512x32000", 64, 512, 32000}} {
 		b.Run(s.name, func(b *testing.B) {
 			copies := max(3, 150<<20/(4*s.in*s.out))
 			x, y := buf(b, randn(r, s.T*s.in, 1)), zeros(b, s.T*s.out)

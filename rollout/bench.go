@@ -163,15 +163,12 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 		if err != nil {
 			return BenchResult{}, err
 		}
-		res.ToolSessions = o.ToolSessions
 		runs = append(runs, res)
 	}
 	if len(runs) == 1 {
 		return runs[0], nil
 	}
-	res := medianResult(runs)
-	res.ToolSessions = o.ToolSessions
-	return res, nil
+	return medianResult(runs), nil
 }
 
 // benchOnce is one repeat: the overlapped run, the naive run, then the engine alone.
@@ -193,7 +190,8 @@ func benchOnce(ctx context.Context, eng *engine.Engine, run func(bool, []data.Pr
 	}
 	res := BenchResult{OverlappedS: over.Seconds, NaiveS: naive.Seconds, DecodeTokensPerS: over.DecodeTokensPerS,
 		EngineOnlyTokensPerS: only, GeneratedTokens: over.GeneratedTokens, ToolCalls: over.ToolCalls,
-		FailedToolCalls: over.FailedToolCalls + over.InternalToolErrors, ToolP50MS: over.ToolP50MS}
+		FailedToolCalls: over.FailedToolCalls + over.InternalToolErrors, ToolP50MS: over.ToolP50MS,
+		ToolSessions: opts.ToolSessions}
 	if res.OverlappedS > 0 {
 		res.Speedup = res.NaiveS / res.OverlappedS
 	}
@@ -226,6 +224,7 @@ func medianResult(runs []BenchResult) BenchResult {
 		DecodeShare:          med(func(r BenchResult) float64 { return r.DecodeShare }),
 		RowShare:             med(func(r BenchResult) float64 { return r.RowShare }),
 		GeneratedTokens:      last.GeneratedTokens, ToolCalls: last.ToolCalls, AppendedTokens: last.AppendedTokens,
+		ToolSessions:    last.ToolSessions,
 		ToolP50MS:       med(func(r BenchResult) float64 { return r.ToolP50MS }),
 		ToolCallCPUMS:   med(func(r BenchResult) float64 { return r.ToolCallCPUMS }),
 		OutsideCPUShare: med(func(r BenchResult) float64 { return r.OutsideCPUShare }),
