@@ -185,6 +185,25 @@ func (e *Engine) do(f func()) error {
 	}
 }
 
+// Reserve allocates, ahead of any request, n empty KV caches for requests of the given capacity
+// (prompt plus response tokens) into the engine's pool of finished caches, as many of them as fit
+// in KVTokens beside the caches sequences hold now, and returns how many it pooled. Admission takes
+// a pooled cache of the request's size class instead of allocating one: a fresh cache's first
+// touch (several MB for a long context) happens on the engine's thread, between steps, while
+// the kernels' thread team waits, so a caller that knows its batch — a benchmark timing schedules
+// against each other, a server before its first request — pays for it here instead.
+func (e *Engine) Reserve(n, capacity int) (int, error) {
+	if capacity < 1 || capacity > e.opts.MaxContext {
+		return 0, fmt.Errorf("%w: reserve caches of capacity %d, want 1 to MaxContext %d", ErrRequest, capacity, e.opts.MaxContext)
+	}
+	pooled := 0
+	var err error
+	if derr := e.do(func() { pooled, err = e.reserve(n, e.cacheSize(capacity)) }); derr != nil {
+		return 0, derr
+	}
+	return pooled, err
+}
+
 // Submit queues a request. It returns at once; the sequence is admitted when its capacity fits
 // the KV budget. When ctx ends, the sequence is cancelled and its cache freed. Requests that can
 // never run (empty prompt, capacity over the budget or the context, bad ids or sampling values)

@@ -632,3 +632,59 @@ func TestCachePoolSizeClasses(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReserve: Reserve pools caches within the KV budget, admission reuses them for requests of
+// their size class and of one a little smaller, and allocates for a much smaller one.
+func TestReserve(t *testing.T) {
+	m, _ := testmodel.Model(t)
+	e := newEngine(t, m, Options{KVTokens: 1000, MaxSeqs: 2, MaxContext: 512})
+	if _, err := e.Reserve(1, 513); !errors.Is(err, ErrRequest) {
+		t.Errorf("Reserve over MaxContext: %v, want ErrRequest", err)
+	}
+	n, err := e.Reserve(8, 200)
+	if err != nil || n != 5 {
+		t.Fatalf("Reserve(8, 200) = %d, %v; want the 5 caches of 200 the budget of 1000 holds", n, err)
+	}
+	pooled := func() map[*model.KVCache]bool {
+		set := map[*model.KVCache]bool{}
+		if err := e.do(func() {
+			for _, list := range e.pool {
+				for _, c := range list {
+					set[c] = true
+				}
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return set
+	}
+	before := pooled()
+	req := func(p []int32, capacity int) Request {
+		return Request{Prompt: p, Capacity: capacity, Sampling: Sampling{Temperature: 1, Seed: seed(3)}}
+	}
+	// 200 and 170 (size class 176, a cache of 200 is within a quarter more) take reserved caches.
+	for i, c := range []int{200, 170, 200} {
+		p := prompt(10+i, int32(i+1))
+		if r := run(t, e, []Request{req(p, c), req(p, c)})[0]; len(p)+len(r.Tokens) != c {
+			t.Errorf("capacity %d: prompt %d + %d tokens; want the capacity filled", c, len(p), len(r.Tokens))
+		}
+	}
+	if c := firstNew(pooled(), before); c != nil {
+		t.Errorf("a cache of %d tokens was allocated; want the reserved ones reused", c.Cap())
+	}
+	// 150 (class 152) is too small for a cache of 200: it gets its own.
+	run(t, e, []Request{req(prompt(10, 1), 150)})
+	if firstNew(pooled(), before) == nil {
+		t.Error("a capacity of 150 reused a reserved cache of 200; want a cache of its own")
+	}
+}
+
+// firstNew returns a cache of got that before lacks (nil when none).
+func firstNew(got, before map[*model.KVCache]bool) *model.KVCache {
+	for c := range got {
+		if !before[c] {
+			return c
+		}
+	}
+	return nil
+}

@@ -366,10 +366,11 @@ func (e *Engine) cacheSize(capacity int) int {
 // freeing pooled caches of other sizes while the pool and the admitted sequences would pass the
 // engine's KV budget.
 func (e *Engine) takeCache(capacity int) (*model.KVCache, error) {
-	if list := e.pool[capacity]; len(list) > 0 {
+	if size := e.pooledSize(capacity); size > 0 {
+		list := e.pool[size]
 		c := list[len(list)-1]
-		e.pool[capacity] = list[:len(list)-1]
-		e.pooled -= capacity
+		e.pool[size] = list[:len(list)-1]
+		e.pooled -= size
 		c.Truncate(0)
 		return c, nil
 	}
@@ -382,6 +383,39 @@ func (e *Engine) takeCache(capacity int) (*model.KVCache, error) {
 		e.pool[size] = list
 	}
 	return e.m.NewKVCache(capacity)
+}
+
+// reserve pools up to n new caches of size tokens while the held and pooled caches stay within
+// the KV budget (Reserve).
+func (e *Engine) reserve(n, size int) (int, error) {
+	pooled := 0
+	for ; pooled < n && e.reserved+e.pooled+size <= e.opts.KVTokens; pooled++ {
+		c, err := e.m.NewKVCache(size)
+		if err != nil {
+			return pooled, err
+		}
+		e.releaseCache(c)
+	}
+	return pooled, nil
+}
+
+// pooledSize is the size of the pooled cache takeCache reuses for capacity tokens (0: none): one of
+// exactly that size, else the smallest up to a quarter larger that the KV budget still holds beside
+// the admitted sequences' caches. Prompts of one batch differ by a few tokens, so their sizes may
+// fall on both sides of a size class's edge; without the slack, every one on the far side would
+// allocate (and first touch) a cache while the pool holds unused ones a class above.
+func (e *Engine) pooledSize(capacity int) int {
+	if len(e.pool[capacity]) > 0 {
+		return capacity
+	}
+	best := 0
+	for size, list := range e.pool {
+		if len(list) > 0 && size > capacity && size <= capacity+capacity/4 && (best == 0 || size < best) &&
+			e.reserved+size <= e.opts.KVTokens {
+			best = size
+		}
+	}
+	return best
 }
 
 // releaseCache pools a finished sequence's cache for takeCache.

@@ -144,6 +144,21 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 		return BenchResult{}, err
 	}
 	defer eng.Close()
+	// The caches the runs hold at once (up to the budget: decoding ones and those waiting on tools),
+	// allocated before anything is timed: a fresh cache is first touched on the engine's thread
+	// while the kernels wait, so otherwise whichever schedule runs first pays for them (1.0–1.2 s of
+	// an 8 s overlapped run on a 2-core VM) and the second finds them pooled.
+	longest := 0
+	for _, p := range problems {
+		ids, err := Prompt(probe.render, p)
+		if err != nil {
+			return BenchResult{}, err
+		}
+		longest = max(longest, len(ids))
+	}
+	if _, err := eng.Reserve(2*o.Concurrency, longest+opts.MaxResponseTokens); err != nil {
+		return BenchResult{}, err
+	}
 	run := func(overlap bool, problems []data.Problem) (Summary, []Trajectory, error) {
 		opts.Overlap = overlap
 		l, err := New(&EngineBackend{Engine: eng}, tools, tok, opts)
