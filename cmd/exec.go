@@ -100,11 +100,12 @@ func execConfigOf(c *cli.Context, o Options) (config.Exec, error) {
 }
 
 // startPool starts the pool and says loudly when code runs without isolation.
-func startPool(ctx context.Context, c *cli.Context, o Options, cfg config.Exec) (*exec.Pool, error) {
+func startPool(ctx context.Context, c *cli.Context, o Options, cfg config.Exec, opts ...exec.PoolOption) (*exec.Pool, error) {
 	bar := progress.New(int64(exec.PoolSize(cfg)), "exec: starting workers",
 		progress.Options{Out: c.App.ErrWriter, Quiet: o.Quiet, TerminalOnly: true})
 	t0 := time.Now()
-	p, err := exec.NewPool(ctx, cfg, exec.OnWorkerStarted(func(done, _ int) { bar.Set(int64(done)) }))
+	opts = append(opts, exec.OnWorkerStarted(func(done, _ int) { bar.Set(int64(done)) }))
+	p, err := exec.NewPool(ctx, cfg, opts...)
 	bar.Finish()
 	if errors.Is(err, exec.ErrNoSandbox) {
 		return nil, usererr.New("exec: %v", err)
@@ -124,6 +125,15 @@ func startPool(ctx context.Context, c *cli.Context, o Options, cfg config.Exec) 
 		}
 	}
 	return p, nil
+}
+
+// besideEngine is the pool option of a command whose model decodes on this machine (native), none
+// for one on endpoints: exec.priority = "auto" follows it.
+func besideEngine(native bool) []exec.PoolOption {
+	if native {
+		return []exec.PoolOption{exec.BesideEngine()}
+	}
+	return nil
 }
 
 func execRun(c *cli.Context) error {

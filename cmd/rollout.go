@@ -110,7 +110,7 @@ func rolloutAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pool, err := startPool(c.Context, c, o, execCfg)
+	pool, err := startPool(c.Context, c, o, execCfg, besideEngine(p.Engine != nil)...)
 	if err != nil {
 		return err
 	}
@@ -285,7 +285,7 @@ func rolloutBench(c *cli.Context) error {
 	if err := cfg.Validate(); err != nil {
 		return usererr.Wrap(err)
 	}
-	pool, err := startPool(c.Context, c, o, cfg)
+	pool, err := startPool(c.Context, c, o, cfg, besideEngine(true)...)
 	if err != nil {
 		return err
 	}

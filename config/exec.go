@@ -11,7 +11,7 @@ type Exec struct {
 	Python            string   `toml:"python" comment:"Interpreter; resolved to its real path (shims are followed)."`
 	Modules           []string `toml:"modules" comment:"Modules each worker imports before forking (missing ones are skipped)."`
 	Sandbox           string   `toml:"sandbox" comment:"auto | bwrap | namespaces | none. auto: bwrap when installed (0.7+, to bound /tmp), else namespaces gorstar sets up itself, else an older bwrap. none runs untrusted code WITHOUT isolation."`
-	Timeout           Duration `toml:"timeout" comment:"Wall-clock limit per call, enforced by killing the call's processes."`
+	Timeout           Duration `toml:"timeout" comment:"Wall-clock limit per call, enforced by killing the call's processes; time the call's process spent waiting for a CPU is not counted (up to 10 times the limit in all), so a busy machine does not time out a call an idle one would finish."`
 	MemoryMB          int      `toml:"memory_mb" comment:"Address space a call may add above the warm worker's own."`
 	CPUSeconds        int      `toml:"cpu_seconds" comment:"CPU time per call (0 = only the wall clock)."`
 	MaxProcesses      int      `toml:"max_processes" comment:"Processes and threads a call may have at once, itself included."`
@@ -23,7 +23,7 @@ type Exec struct {
 	SessionIdle       Duration `toml:"session_idle" comment:"A session's interpreter ends after this long without a call."`
 	SessionsPerWorker int      `toml:"sessions_per_worker" comment:"Live sessions per worker; the least recently used one ends past this."`
 	QueueSize         int      `toml:"queue_size" comment:"Calls waiting for a worker; past this, exec serve answers 429."`
-	Priority          string   `toml:"priority" comment:"CPU priority of the workers and their calls: normal, or idle (Linux SCHED_IDLE: they run only on cores nothing else wants, so they do not displace a model decoding on the same machine; a CPU-heavy call on a busy machine then takes longer and may reach exec.timeout)."`
+	Priority          string   `toml:"priority" comment:"CPU priority of the workers and their calls: auto, normal or idle. idle: Linux SCHED_IDLE in an autogroup of nice 19, so the calls run on cores a model decoding on the same machine leaves free instead of stalling its steps; the time a call waits for a core does not count toward exec.timeout (up to 10 times the limit). auto: idle where gorstar decodes on this machine beside the calls (rollout, rl, eval, train, chat on a local model), normal elsewhere (exec serve, exec run, remote endpoints)."`
 }
 
 // DefaultModules are imported by every worker when installed.
@@ -47,7 +47,7 @@ func DefaultExec() Exec {
 		SessionIdle:       D(5 * time.Minute),
 		SessionsPerWorker: 32,
 		QueueSize:         4096,
-		Priority:          "normal",
+		Priority:          "auto",
 	}
 }
 
@@ -55,7 +55,7 @@ func (e Exec) Validate() error {
 	return firstError(
 		atLeast("exec.workers", e.Workers, 0),
 		oneOf("exec.sandbox", e.Sandbox, "auto", "bwrap", "namespaces", "none"),
-		oneOf("exec.priority", e.Priority, "normal", "idle"),
+		oneOf("exec.priority", e.Priority, "auto", "normal", "idle"),
 		execPositiveDuration("exec.timeout", e.Timeout),
 		atLeast("exec.memory_mb", e.MemoryMB, 16),
 		atLeast("exec.cpu_seconds", e.CPUSeconds, 0),

@@ -66,14 +66,21 @@ func templateFingerprint(tok *tokenizer.Tokenizer, co chat.Options) (string, err
 // lazyPool starts the sandbox pool on the first call, so a model that never calls the tool (or a
 // run that needs none) does not wait for Python workers.
 type lazyPool struct {
-	cfg  config.Exec
-	once sync.Once
-	pool *exec.Pool
-	err  error
+	cfg    config.Exec
+	native bool // the policy decodes on this machine (exec.BesideEngine)
+	once   sync.Once
+	pool   *exec.Pool
+	err    error
 }
 
 func (l *lazyPool) get(ctx context.Context) (*exec.Pool, error) {
-	l.once.Do(func() { l.pool, l.err = exec.NewPool(context.WithoutCancel(ctx), l.cfg) })
+	l.once.Do(func() {
+		var opts []exec.PoolOption
+		if l.native {
+			opts = append(opts, exec.BesideEngine())
+		}
+		l.pool, l.err = exec.NewPool(context.WithoutCancel(ctx), l.cfg, opts...)
+	})
 	return l.pool, l.err
 }
 

@@ -100,7 +100,8 @@ func (s *sandbox) nsCommand(prefixes []string, path string, argv, extraEnv []str
 	}
 	cmd := &osexec.Cmd{Path: "/proc/self/exe", Args: []string{argv[0]},
 		Env: append([]string{nsInitEnv + "=" + string(conf)}, extraEnv...)}
-	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
+	// Setsid as for bwrap (worker.go): a session of its own, so no controlling terminal.
+	attr := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL,
 		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC |
 			syscall.CLONE_NEWUTS}
 	if _, err := os.Stat("/proc/self/ns/cgroup"); err == nil {

@@ -29,6 +29,7 @@ type SessionCloser interface {
 // calls of one session always go to the worker that holds its interpreter.
 type Pool struct {
 	cfg      config.Exec
+	idle     bool // the workers run at idle priority (exec.priority)
 	sb       *sandbox
 	prefixes []string
 	lim      limits
@@ -74,7 +75,17 @@ const maxCallTimeout = 10 * time.Minute
 // PoolOption adjusts how NewPool starts a pool.
 type PoolOption func(*poolStart)
 
-type poolStart struct{ started func(done, total int) }
+type poolStart struct {
+	started      func(done, total int)
+	besideEngine bool
+}
+
+// BesideEngine tells NewPool that a model decodes on this machine's cores while the calls run (the
+// native engine of `gorstar rollout`, `rl`, `eval`, `chat`): exec.priority = "auto" then runs
+// the workers at idle priority (config.Exec.Priority), and at normal priority otherwise.
+func BesideEngine() PoolOption {
+	return func(s *poolStart) { s.besideEngine = true }
+}
 
 // OnWorkerStarted has NewPool call f each time a worker is ready, with the count so far and the
 // pool's size (from several goroutines, one call at a time): starting many workers, each importing
@@ -109,7 +120,7 @@ func NewPool(ctx context.Context, cfg config.Exec, opts ...PoolOption) (*Pool, e
 	n := PoolSize(cfg)
 	cpu := cfg.CPUSeconds
 	p := &Pool{
-		cfg: cfg, sb: sb, prefixes: prefixes,
+		cfg: cfg, sb: sb, prefixes: prefixes, idle: cfg.Priority == "idle" || (cfg.Priority == "auto" && start.besideEngine),
 		lim: limits{timeout: cfg.Timeout.Duration, memoryMB: cfg.MemoryMB, cpuS: cpu, maxProcs: cfg.MaxProcesses,
 			fileMB: cfg.MaxFileMB, outputChars: cfg.OutputChars, outputBytes: cfg.MaxOutputBytes},
 		// Each pool has its own uid range so that process limits and sweeps never mix two pools.
@@ -197,7 +208,7 @@ func (p *Pool) zygoteConf(idx int) zygoteConf {
 		SessionIdleS:    p.cfg.SessionIdle.Seconds(),
 		Modules:         p.cfg.Modules,
 		PythonFork:      pythonForkForTests,
-		IdlePriority:    p.cfg.Priority == "idle",
+		IdlePriority:    p.idle,
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -203,22 +204,99 @@ func TestStartFailuresOneLine(t *testing.T) {
 	}
 }
 
-// TestIdlePriority: with exec.priority = "idle" a call runs under SCHED_IDLE (5), in every
-// sandbox and for sessions too; by default under the normal policy (0).
+// TestIdlePriority: with exec.priority = "idle", or "auto" beside an engine (BesideEngine), a call
+// runs under SCHED_IDLE (5) in an autogroup of nice 19 (where the kernel has autogroups), in every
+// sandbox and for sessions too; with "normal", or "auto" alone, under the normal policy (0) at
+// nice 0.
 func TestIdlePriority(t *testing.T) {
+	const code = "import os\nprint(os.sched_getscheduler(0))\ntry:\n    print(open('/proc/self/autogroup').read().split()[-1])\nexcept OSError:\n    print('-')"
+	_, err := os.Stat("/proc/self/autogroup")
+	autogroups := err == nil
 	forEachSandbox(t, func(t *testing.T, kind string) {
-		for _, prio := range []string{"normal", "idle"} {
+		for _, c := range []struct {
+			prio   string
+			beside bool
+			idle   bool
+		}{{"normal", true, false}, {"idle", false, true}, {"auto", false, false}, {"auto", true, true}} {
 			cfg := sandboxConfig(kind)
 			cfg.Workers = 1
-			cfg.Priority = prio
-			p := newTestPool(t, cfg)
-			want := map[string]string{"normal": "0", "idle": "5"}[prio]
+			cfg.Priority = c.prio
+			var opts []PoolOption
+			if c.beside {
+				opts = append(opts, BesideEngine())
+			}
+			p := newTestPool(t, cfg, opts...)
+			want := map[bool]string{false: "0\n0", true: "5\n19"}[c.idle]
+			if !autogroups {
+				want = want[:1] + "\n-"
+			}
 			for _, session := range []string{"", "s1"} {
-				r := run(t, p, Call{Code: "import os\nprint(os.sched_getscheduler(0))", Session: session})
+				r := run(t, p, Call{Code: code, Session: session})
 				if r.Status != StatusOK || strings.TrimSpace(r.Stdout) != want {
-					t.Errorf("priority %s, session %q: %s %q %q; want policy %s", prio, session, r.Status, r.Stdout, r.Stderr, want)
+					t.Errorf("priority %s (beside an engine: %v), session %q: %s %q %q; want policy and nice %q",
+						c.prio, c.beside, session, r.Status, r.Stdout, r.Stderr, want)
 				}
+			}
+			p.Close()
+		}
+	})
+}
+
+// TestTimeoutExcludesWaitForCPU: a call's time limit does not count the time it waited for a
+// core. Under exec.priority = "idle", with every core kept busy by this process for 1.5 s, a call
+// of ~0.1 s of CPU and a limit of 0.5 s runs to its end (its deadline moved on by its waits), for a
+// stateless call and a session call alike; a call sleeping past the limit still times out, since
+// sleeping is not waiting for a core.
+func TestTimeoutExcludesWaitForCPU(t *testing.T) {
+	if _, err := os.Stat("/proc/self/schedstat"); err != nil {
+		t.Skip("no /proc/PID/schedstat on this kernel: the limit is plain wall clock")
+	}
+	forEachSandbox(t, func(t *testing.T, kind string) {
+		cfg := sandboxConfig(kind)
+		cfg.Workers = 1
+		cfg.Priority = "idle"
+		p := newTestPool(t, cfg)
+		const work = "n = 0\nfor i in range(2_000_000):\n    n += i\nprint(n)"
+		for _, session := range []string{"", "s1"} {
+			if session != "" {
+				run(t, p, Call{Code: "x = 1", Session: session}) // the session's interpreter is up
+			}
+			stop := hogCores(1500 * time.Millisecond)
+			r := run(t, p, Call{Code: work, Session: session, TimeoutS: 0.5})
+			stop()
+			if r.Status != StatusOK || strings.TrimSpace(r.Stdout) != "1999999000000" {
+				t.Errorf("session %q, busy machine: %s %q %q (%.0f ms); want the sum, the waits not counted",
+					session, r.Status, r.Stdout, r.Stderr, r.DurationMS)
+			}
+			stop = hogCores(1500 * time.Millisecond)
+			r = run(t, p, Call{Code: "import time\ntime.sleep(30)", Session: session, TimeoutS: 0.5})
+			stop()
+			if r.Status != StatusTimeout || !strings.Contains(r.Stderr, "Timed out after 500ms") {
+				t.Errorf("session %q, sleeping past the limit: %s %q (%.0f ms); want a timeout", session, r.Status, r.Stderr, r.DurationMS)
 			}
 		}
 	})
+}
+
+// hogCores keeps one thread more than there are cores spinning for d (or until the returned stop).
+func hogCores(d time.Duration) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range runtime.NumCPU() + 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			end := time.Now().Add(d)
+			for time.Now().Before(end) {
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	return func() { close(done); wg.Wait() }
 }

@@ -75,6 +75,7 @@ type message struct {
 	ExitCode    int      `json:"exit_code"`
 	StdoutChars int      `json:"stdout_chars"`
 	StderrChars int      `json:"stderr_chars"`
+	MS          float64  `json:"ms"` // extend: how long the call waited for a core
 }
 
 // worker is one zygote process and the pipes to it. Its methods are called by one goroutine.
@@ -128,7 +129,9 @@ func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygot
 		cmd = osexec.Command(argv[0], argv[1:]...)
 		cmd.Args[0] = zygoteMarker
 		cmd.Path = argv[0]
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		// A session of its own (also a process group: kill ends it whole): no controlling terminal
+		// for a call to reach, and one autogroup for the sandbox (zygote.py lower_autogroup).
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	}
 	if sb.kind == SandboxNone {
 		cmd.Dir = private
@@ -231,20 +234,34 @@ func (w *worker) run(ctx context.Context, c Call, lim limits) (res Result, broke
 	}
 	timer := time.NewTimer(lim.timeout)
 	defer timer.Stop()
-	killed := false
+	// killed: a kill was sent; asked: the deadline passed and the zygote was asked whether the call
+	// waited for a core meanwhile (it answers with an extension, or kills the call); waited: the
+	// extensions granted, at most maxWaitGrant times the limit.
+	killed, asked := false, false
+	var waited time.Duration
 	var cancelled error
 	for {
 		select {
 		case m := <-w.msgs:
+			if m.Op == "extend" && m.ID == id && asked && !killed {
+				asked = false
+				d := time.Duration(m.MS * float64(time.Millisecond))
+				waited += d
+				timer.Reset(d)
+				continue
+			}
 			if m.Op != "result" || m.ID != id {
 				continue
 			}
 			res = Result{Status: m.Status, Stdout: m.Stdout, Stderr: m.Stderr, ExitCode: m.ExitCode,
 				StdoutChars: m.StdoutChars, StderrChars: m.StderrChars, OutputCap: lim.outputChars,
 				DurationMS: ms(time.Since(start))}
-			if killed && cancelled == nil {
+			switch {
+			case killed && cancelled == nil:
 				res.Status = StatusTimeout
-				res.Stderr += fmt.Sprintf("Timed out after %s (wall clock).\n", lim.timeout)
+				res.Stderr += timeoutNote(lim.timeout, waited)
+			case asked && res.Status == StatusTimeout: // the zygote ended it: nothing more waited
+				res.Stderr += timeoutNote(lim.timeout, waited)
 			}
 			if cancelled != nil {
 				res = internalResult("call cancelled: %v", cancelled)
@@ -257,17 +274,22 @@ func (w *worker) run(ctx context.Context, c Call, lim limits) (res Result, broke
 			res.DurationMS = ms(time.Since(start))
 			return res, true
 		case <-timer.C:
-			if killed { // the zygote did not answer the kill: take the whole sandbox down
+			if killed || asked { // the zygote did not answer: take the whole sandbox down
 				w.kill()
 				res = Result{Status: StatusTimeout, ExitCode: -9, DurationMS: ms(time.Since(start)),
-					Stderr: fmt.Sprintf("Timed out after %s (wall clock).\n", lim.timeout), OutputCap: lim.outputChars}
+					Stderr: timeoutNote(lim.timeout, waited), OutputCap: lim.outputChars}
 				if cancelled != nil {
 					res = internalResult("call cancelled: %v", cancelled)
 				}
 				return res, true
 			}
-			killed = true
-			_ = w.send(map[string]any{"op": "kill", "id": id})
+			if waited < maxWaitGrant*lim.timeout {
+				asked = true
+				_ = w.send(map[string]any{"op": "deadline", "id": id})
+			} else {
+				killed = true
+				_ = w.send(map[string]any{"op": "kill", "id": id})
+			}
 			timer.Reset(killGrace)
 		case <-ctx.Done():
 			if !killed {
@@ -279,6 +301,18 @@ func (w *worker) run(ctx context.Context, c Call, lim limits) (res Result, broke
 			ctx = context.Background()
 		}
 	}
+}
+
+// maxWaitGrant bounds the time a call's deadline moves on for its waits for a core, as a multiple
+// of its limit: on a machine kept busy for good, a call still ends.
+const maxWaitGrant = 10
+
+// timeoutNote is the line a timed-out call's stderr ends with.
+func timeoutNote(limit, waited time.Duration) string {
+	if waited > 0 {
+		return fmt.Sprintf("Timed out after %s (wall clock, not counting %s waiting for a CPU).\n", limit, waited.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("Timed out after %s (wall clock).\n", limit)
 }
 
 func (w *worker) closeSession(name string) {

@@ -16,10 +16,12 @@
 # supervisor, which never forks a call and so writes its own pages without faults.
 #
 # Go -> supervisor:  {"op": "run", "id", "code", "stdin", "session", limits...}
-#                    {"op": "kill", "id"}            (the wall-clock deadline passed, or the caller left)
+#                    {"op": "kill", "id"}            (the caller left, or Go's grant of waits is spent)
+#                    {"op": "deadline", "id"}        (the wall-clock deadline passed: extend or kill)
 #                    {"op": "close_session", "session"}
 # supervisor -> Go:  {"op": "ready", "pid", "missing": [...], "fork": "native" | "python", "syscall_filter"}
 #                    {"op": "result", "id", "status", "stdout", "stderr", "exit_code", ...}
+#                    {"op": "extend", "id", "ms"}    (the call waited that long for a core: Deadline)
 # supervisor -> template (socket, SCM_RIGHTS): marshal of ("run" | "session", uid, memory bytes,
 #                    cpu s, max processes, file bytes, reseed numpy, compiled code or None, source or
 #                    None (then in the last fd), directory) with the child's descriptors, which arrive
@@ -27,6 +29,7 @@
 # template -> supervisor: ("ready", missing, fork kind, filtered), ("pid", pid), ("exit", pid, wait status, kind)
 import ast
 import builtins
+import errno
 import gc
 import io
 import json
@@ -45,6 +48,7 @@ CONF = json.loads(sys.argv[1])
 UID_BASE = CONF.get("uid_base", 0)  # uid of stateless children; sessions use UID_BASE + slot
 DROP = CONF.get("drop_privileges", False)  # False when the sandbox runs as an unprivileged user
 SESSION_SLOTS = CONF.get("session_slots", 0)
+IDLE = CONF.get("idle_priority", False)  # exec.priority = "idle"
 OWN_PIDNS = CONF.get("own_pid_namespace", False)  # False only with --sandbox=none: never sweep the host's /proc
 IDLE_S = CONF.get("session_idle_s", 0)
 # The call's private writable directory, wiped after every call: /tmp inside the sandbox, a
@@ -103,12 +107,16 @@ VM_BYTES = 0  # the template's address-space size; a child's limit is this plus 
 
 
 def enter_child(req, nfds):
-    """The child's set-up before user code: its own session, limits, an unprivileged uid. Its
+    """The child's set-up before user code: its own process group, limits, an unprivileged uid. Its
     descriptors 0..nfds-1 are the call's; everything above is the template's and is closed. Kept
     to a few calls: each Python call writes pages (faults)."""
     uid, memory, cpu_s, max_procs, file_bytes = req[1:6]
     os.closerange(nfds, 1 << 16)
-    os.setsid()
+    # Its own process group (the supervisor ends a call by it). Not its own session: Go starts
+    # every sandbox in a session of its own, without a controlling terminal, and where the kernel
+    # groups processes by session for scheduling (autogroups), a session per call would weigh on
+    # the CPU as much as the whole gorstar process beside it, whatever exec.priority says.
+    os.setpgid(0, 0)
     setrlimit = resource.setrlimit
     setrlimit(resource.RLIMIT_AS, (VM_BYTES + memory, VM_BYTES + memory))
     setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
@@ -941,6 +949,64 @@ def precompile(code):
         return None
 
 
+# ---------------------------------------------------------------- waiting for a core
+
+
+def run_delay_ns(pids):
+    """Nanoseconds the tasks pids (the main thread of each) spent runnable but waiting for a core:
+    the second field of /proc/PID/schedstat, summed over those still there."""
+    total = 0
+    for pid in pids:
+        try:
+            with open("/proc/%d/schedstat" % pid, "rb") as f:
+                total += int(f.read().split()[1])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+def stateless_pids():
+    """The template's children that are not sessions: a stateless call's own process."""
+    try:
+        with open(template.children_path, "rb") as f:
+            kids = [int(p) for p in f.read().split()]
+    except (OSError, ValueError):
+        return []
+    own = {s.pid for s in sessions.values()}
+    return [p for p in kids if p not in own]
+
+
+class Deadline:
+    """A call's wall-clock limit, which Go enforces and asks about when it passes
+    ({"op": "deadline"}): the time the call's process waited for a core since the call began (and
+    was not granted yet) moves the deadline on by that much ({"op": "extend", "ms"}), so that a call
+    times out on its own work and sleeps, not on how busy the machine is; with nothing more waited,
+    the call is killed as on {"op": "kill"}. Go bounds the total it grants."""
+
+    def __init__(self, pids, base):
+        self.pids, self.base, self.granted = pids, base, 0
+
+    def extension_ms(self):
+        waited = run_delay_ns(self.pids()) - self.base - self.granted
+        if waited < 1000000:
+            return 0
+        self.granted += waited
+        return waited / 1e6
+
+
+def stop_or_extend(msg, req, deadline):
+    """For a control message during a call: True when it asks to end the call (a kill, or a passed
+    deadline with no wait to grant; an extension is answered here)."""
+    if msg.get("id") != req["id"] or msg.get("op") not in ("kill", "deadline"):
+        return False
+    if msg["op"] == "deadline":
+        ms = deadline.extension_ms()
+        if ms:
+            write_msg({"op": "extend", "id": req["id"], "ms": ms})
+            return False
+    return True
+
+
 def run_stateless(req):
     code_text = req["code"]
     r_in = stdin_pipe(req.get("stdin"))
@@ -971,11 +1037,12 @@ def run_stateless(req):
         poller.register(fd, select.POLLIN)
     open_fds = {r_out, r_err}
     exited = None
+    deadline = Deadline(stateless_pids, 0)  # a fresh process: it has waited only for this call
     while open_fds or exited is None:
         for fd, _ in poller.poll():
             if fd == CTL_IN:
                 msg = read_msg()
-                if msg.get("op") == "kill" and msg.get("id") == req["id"]:
+                if stop_or_extend(msg, req, deadline):
                     killed = True
                     kill_uid(UID_BASE, pid)
                 elif msg.get("op") == "close_session":
@@ -1089,11 +1156,13 @@ def run_session(req):
     killed = over = False
     code = sig = None
     dead = False
+    session_pid = lambda: [s.pid]
+    deadline = Deadline(session_pid, run_delay_ns(session_pid()))
     while code is None and not dead:
         for fd, _ in poller.poll():
             if fd == CTL_IN:
                 msg = read_msg()
-                if msg.get("op") == "kill" and msg.get("id") == req["id"]:
+                if stop_or_extend(msg, req, deadline):
                     killed = dead = True
                 elif msg.get("op") == "close_session":
                     pending.append(msg)
@@ -1137,6 +1206,31 @@ def expire_sessions():
 # ---------------------------------------------------------------- main loop
 
 
+AUTOGROUP_PENDING = False  # the sandbox's autogroup still has to be lowered (lower_autogroup)
+
+
+def lower_autogroup():
+    """Gives the sandbox's session, which Go starts for it, the lowest weight among autogroups
+    (where the kernel has them): the scheduler shares the CPU between autogroups before it looks at
+    the tasks in them, so SCHED_IDLE alone ranks the calls only against each other, and the sandbox
+    as a whole would still weigh as much as the gorstar process decoding beside it. The kernel
+    takes one such change per tenth of a second from unprivileged processes, machine-wide: a
+    refused one is tried again before the next call (and at start, a few times first)."""
+    global AUTOGROUP_PENDING
+    try:
+        fd = os.open("/proc/self/autogroup", os.O_WRONLY)
+    except OSError:
+        AUTOGROUP_PENDING = False  # no autogroups here: SCHED_IDLE alone ranks the calls
+        return
+    try:
+        os.write(fd, b"19")
+        AUTOGROUP_PENDING = False
+    except OSError as e:
+        AUTOGROUP_PENDING = e.errno == errno.EAGAIN
+    finally:
+        os.close(fd)
+
+
 def main():
     global template, NPROC_BASE
     import ctypes
@@ -1148,10 +1242,16 @@ def main():
     except Exception:
         pass
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    if CONF.get("idle_priority"):
+    if IDLE:
         # exec.priority = "idle": the supervisor, the template and every call it forks (the policy
         # is inherited) run only on cores no other process wants.
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        lower_autogroup()
+        for _ in range(10):  # workers starting together meet the kernel's rate limit
+            if not AUTOGROUP_PENDING:
+                break
+            time.sleep(0.05)
+            lower_autogroup()
     template = Template()
     NPROC_BASE = nproc_base()
     # In the supervisor only (the template is forked already): see precompile.
@@ -1176,6 +1276,8 @@ def main():
         except EOFError:
             break
         op = msg.get("op")
+        if AUTOGROUP_PENDING:
+            lower_autogroup()
         if op == "run":
             try:
                 res = run_session(msg) if msg.get("session") else run_stateless(msg)

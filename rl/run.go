@@ -171,7 +171,11 @@ func (t *trainer) checkStageData() error {
 
 // startTools starts the sandboxed Python pool the rollouts call.
 func (t *trainer) startTools(ctx context.Context) error {
-	pool, err := exec.NewPool(ctx, t.o.Exec)
+	var opts []exec.PoolOption
+	if t.remote == nil {
+		opts = append(opts, exec.BesideEngine()) // the rollouts decode on this machine's cores
+	}
+	pool, err := exec.NewPool(ctx, t.o.Exec, opts...)
 	if err != nil {
 		return err
 	}
