@@ -294,6 +294,7 @@ func rolloutBench(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "rollout bench: %d rollouts, %d at once, tools sleep %s: overlapped, naive, engine only…\n",
 			bo.Rollouts, bo.Concurrency, bo.ToolSleep)
 	}
+	bo.ToolPriority = pool.Priority()
 	res, err := rollout.Bench(c.Context, m, tok, pool, bo)
 	if err != nil {
 		return err
@@ -318,7 +319,8 @@ func rolloutBench(c *cli.Context) error {
 		res.AppendedTokens, 100*res.RowShare)
 	if res.OutsideCPUShare > 0 {
 		fmt.Fprintf(c.App.Writer, "during the overlapped run: each call's own processes %.1f ms of CPU; outside this process "+
-			"(the sandbox, and anything else on the machine) %.0f%% of all cores\n", res.ToolCallCPUMS, 100*res.OutsideCPUShare)
+			"(the sandbox at %s priority, and anything else on the machine) %.0f%% of all cores\n", res.ToolCallCPUMS,
+			res.ToolPriority, 100*res.OutsideCPUShare)
 	}
 	return nil
 }

@@ -182,4 +182,8 @@ func TestRolloutBenchJSON(t *testing.T) {
 			t.Errorf("%s = %v, want a positive number", k, res[k])
 		}
 	}
+	// exec.priority = "auto" (the default): the tools run at idle priority beside the engine.
+	if res["tool_priority"] != "idle" {
+		t.Errorf("tool_priority = %v, want idle", res["tool_priority"])
+	}
 }

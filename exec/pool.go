@@ -222,6 +222,15 @@ func (p *Pool) Workers() int { return len(p.slots) }
 // Sandbox names the isolation in use: "bwrap", "namespaces" or "none".
 func (p *Pool) Sandbox() string { return p.sb.kind }
 
+// Priority is the CPU priority the workers run at: "idle" or "normal" (exec.priority, with "auto"
+// resolved by BesideEngine).
+func (p *Pool) Priority() string {
+	if p.idle {
+		return "idle"
+	}
+	return "normal"
+}
+
 // Python is the interpreter's real path.
 func (p *Pool) Python() string { return p.sb.python }
 

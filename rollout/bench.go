@@ -21,7 +21,8 @@ import (
 // at most Concurrency in flight, each of 2 to MaxTurns turns of MinTurnTokens to MaxTurnTokens
 // generated tokens; every turn but the last calls a tool that sleeps ToolSleep and prints 1.
 // Repeats (0 or 1: once) runs the three measurements that many times in turn and reports medians.
-// ToolSessions runs each trajectory's calls in one live interpreter (Options.ToolSessions).
+// ToolSessions runs each trajectory's calls in one live interpreter (Options.ToolSessions);
+// ToolPriority only labels the result: the CPU priority the tools run at (exec.Pool.Priority).
 type BenchOptions struct {
 	Rollouts, Groups, Concurrency int
 	MaxTurns                      int
@@ -30,6 +31,7 @@ type BenchOptions struct {
 	Seed                          uint64
 	Repeats                       int
 	ToolSessions                  bool
+	ToolPriority                  string
 }
 
 // DefaultBenchOptions is `gorstar rollout bench`'s setup: 256 rollouts of 2–4 turns, 64 at once,
@@ -53,6 +55,9 @@ type BenchResult struct {
 	DecodeTokensPerS     float64 `json:"decode_tokens_per_s"`
 	EngineOnlyTokensPerS float64 `json:"engine_only_tokens_per_s"`
 	DecodeShare          float64 `json:"decode_share"`
+	// EngineOnlyRuns are the engine alone's two measurements, before the overlapped run and after
+	// the naive one (EngineOnlyTokensPerS is their mean; in a median of repeats, absent).
+	EngineOnlyRuns []float64 `json:"engine_only_runs_tokens_per_s,omitempty"`
 	// AppendedTokens are the tool turns' tokens the overlapped run appended (each runs through
 	// every layer, as a generated token does, but is not counted as decoded); RowShare is the
 	// generated plus appended tokens per second of the overlapped run over the engine alone's
@@ -65,6 +70,9 @@ type BenchResult struct {
 	ToolP50MS       float64 `json:"tool_p50_ms"`
 	// ToolSessions: each trajectory's calls ran in one live interpreter, not a fresh process each.
 	ToolSessions bool `json:"tool_sessions"`
+	// ToolPriority is the CPU priority the sandbox ran at beside the engine (idle or normal:
+	// exec.priority), when the caller said.
+	ToolPriority string `json:"tool_priority,omitempty"`
 	// Where the overlapped run's CPU went (absent where it cannot be read): the calls' own processes
 	// per call, and everything outside this process — the sandboxes' supervisors, templates and
 	// calls, and whatever else ran on the machine — as a share of all cores over the run. On a
@@ -149,12 +157,18 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 	// while the kernels wait, so otherwise whichever schedule runs first pays for them (1.0–1.2 s of
 	// an 8 s overlapped run on a 2-core VM) and the second finds them pooled.
 	longest := 0
-	for _, p := range problems {
+	script := newBenchScript(o)
+	var jobs []engineJob // the engine-alone measurement: each trajectory's prompt, seed and tokens
+	for i, p := range problems {
 		ids, err := Prompt(probe.render, p)
 		if err != nil {
 			return BenchResult{}, err
 		}
 		longest = max(longest, len(ids))
+		for j := 0; j < o.Groups; j++ {
+			n, turns := script.plan(i, j)
+			jobs = append(jobs, engineJob{prompt: ids, tokens: n * turns, seed: SampleSeed(o.Seed, i, j)})
+		}
 	}
 	if _, err := eng.Reserve(2*o.Concurrency, longest+opts.MaxResponseTokens); err != nil {
 		return BenchResult{}, err
@@ -174,21 +188,30 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 	}
 	var runs []BenchResult
 	for r := 0; r < max(1, o.Repeats); r++ {
-		res, err := benchOnce(ctx, eng, run, problems, opts)
+		res, err := benchOnce(ctx, eng, run, problems, jobs, opts)
 		if err != nil {
 			return BenchResult{}, err
 		}
 		runs = append(runs, res)
 	}
-	if len(runs) == 1 {
-		return runs[0], nil
+	res := runs[0]
+	if len(runs) > 1 {
+		res = medianResult(runs)
 	}
-	return medianResult(runs), nil
+	res.ToolPriority = o.ToolPriority
+	return res, nil
 }
 
-// benchOnce is one repeat: the overlapped run, the naive run, then the engine alone.
+// benchOnce is one repeat: the engine alone, the overlapped run, the naive run, the engine alone
+// again. The two schedules run back to back, and the engine alone brackets them: its rate is the
+// mean of the two, so a machine whose speed drifts over the repeat's half minute (a VM's does, by
+// a third) weighs on both sides of the decode share alike.
 func benchOnce(ctx context.Context, eng *engine.Engine, run func(bool, []data.Problem) (Summary, []Trajectory, error),
-	problems []data.Problem, opts Options) (BenchResult, error) {
+	problems []data.Problem, jobs []engineJob, opts Options) (BenchResult, error) {
+	before, err := engineOnly(ctx, eng, jobs, opts)
+	if err != nil {
+		return BenchResult{}, err
+	}
 	cpu0 := exec.ReadCPU()
 	over, ts, err := run(true, problems)
 	if err != nil {
@@ -199,12 +222,14 @@ func benchOnce(ctx context.Context, eng *engine.Engine, run func(bool, []data.Pr
 	if err != nil {
 		return BenchResult{}, err
 	}
-	only, err := engineOnly(ctx, eng, ts, opts)
+	after, err := engineOnly(ctx, eng, jobs, opts)
 	if err != nil {
 		return BenchResult{}, err
 	}
+	only := (before + after) / 2
 	res := BenchResult{OverlappedS: over.Seconds, NaiveS: naive.Seconds, DecodeTokensPerS: over.DecodeTokensPerS,
-		EngineOnlyTokensPerS: only, GeneratedTokens: over.GeneratedTokens, ToolCalls: over.ToolCalls,
+		EngineOnlyTokensPerS: only, EngineOnlyRuns: []float64{before, after},
+		GeneratedTokens: over.GeneratedTokens, ToolCalls: over.ToolCalls,
 		FailedToolCalls: over.FailedToolCalls + over.InternalToolErrors, ToolP50MS: over.ToolP50MS,
 		ToolSessions: opts.ToolSessions}
 	if res.OverlappedS > 0 {
@@ -251,20 +276,25 @@ func medianResult(runs []BenchResult) BenchResult {
 	return res
 }
 
-// engineOnly generates, for every trajectory, as many tokens as it generated in its rollout, from
+// engineJob is one sequence of the engine-alone measurement: a trajectory's prompt and seed, and
+// the tokens the bench's script has it generate over its turns.
+type engineJob struct {
+	prompt []int32
+	tokens int
+	seed   uint64
+}
+
+// engineOnly generates, for every trajectory, as many tokens as it generates in its rollout, from
 // the same prompt and seed, without pauses: the ceiling of decoding speed.
-func engineOnly(ctx context.Context, eng *engine.Engine, ts []Trajectory, o Options) (float64, error) {
+func engineOnly(ctx context.Context, eng *engine.Engine, jobs []engineJob, o Options) (float64, error) {
 	var reqs []engine.Request
 	total := 0
-	for _, t := range ts {
-		if t.GeneratedTokens == 0 {
-			continue // MaxTokens 0 would mean "up to the capacity"
-		}
-		seed := t.Seed
-		reqs = append(reqs, engine.Request{Prompt: t.PromptIDs, MaxTokens: t.GeneratedTokens,
-			Capacity: len(t.PromptIDs) + o.MaxResponseTokens,
+	for _, j := range jobs {
+		seed := j.seed
+		reqs = append(reqs, engine.Request{Prompt: j.prompt, MaxTokens: j.tokens,
+			Capacity: len(j.prompt) + o.MaxResponseTokens,
 			Sampling: engine.Sampling{Temperature: o.Temperature, TopP: o.TopP, Seed: &seed}})
-		total += t.GeneratedTokens
+		total += j.tokens
 	}
 	start := time.Now()
 	seqs, err := eng.SubmitAll(ctx, reqs)

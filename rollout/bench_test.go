@@ -37,6 +37,10 @@ func TestBenchRuns(t *testing.T) {
 		t.Fatalf("%d runs, want 2", len(res.Runs))
 	}
 	for _, r := range res.Runs {
+		if len(r.EngineOnlyRuns) != 2 || r.EngineOnlyRuns[0] <= 0 || r.EngineOnlyRuns[1] <= 0 ||
+			r.EngineOnlyTokensPerS != (r.EngineOnlyRuns[0]+r.EngineOnlyRuns[1])/2 {
+			t.Errorf("engine alone %v, mean %v; want two runs and their mean", r.EngineOnlyRuns, r.EngineOnlyTokensPerS)
+		}
 		if r.GeneratedTokens != tokens || r.ToolCalls != calls || r.Speedup != r.NaiveS/r.OverlappedS ||
 			r.DecodeShare != r.DecodeTokensPerS/r.EngineOnlyTokensPerS || r.Runs != nil ||
 			r.AppendedTokens < calls || r.RowShare <= r.DecodeShare {
