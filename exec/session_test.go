@@ -65,8 +65,34 @@ func TestSessionIdleTimeout(t *testing.T) {
 	p := newTestPool(t, cfg)
 	run(t, p, Call{Session: "s", Code: "x = 1"})
 	time.Sleep(2 * time.Second)
-	if r := run(t, p, Call{Session: "s", Code: "print('x' in globals())"}); r.Stdout != "False\n" {
+	r := run(t, p, Call{Session: "s", Code: "print('x' in globals())"})
+	if r.Stdout != "False\n" {
 		t.Fatalf("an idle session outlived its timeout: %+v", r)
+	}
+	if !strings.Contains(r.Stderr, "interpreter had ended (idle for more than 0.3s") {
+		t.Errorf("stderr %q; want the reason the state is gone", r.Stderr)
+	}
+	// A later call of the same session, and a new session, say nothing.
+	for _, c := range []Call{{Session: "s", Code: "x = 2"}, {Session: "t", Code: "y = 1"}} {
+		if r := run(t, p, c); r.Status != StatusOK || r.Stderr != "" {
+			t.Errorf("%+v: %s %q; want ok and a quiet stderr", c, r.Status, r.Stderr)
+		}
+	}
+}
+
+// With more live sessions than exec.sessions_per_worker, the least recently used one ends; its next
+// call runs in a fresh interpreter and says why.
+func TestSessionEvictionIsReported(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workers = 1
+	cfg.SessionsPerWorker = 1
+	p := newTestPool(t, cfg)
+	run(t, p, Call{Session: "a", Code: "x = 1"})
+	run(t, p, Call{Session: "b", Code: "x = 2"}) // ends a
+	r := run(t, p, Call{Session: "a", Code: "x"})
+	if r.Status != StatusError || !strings.Contains(r.Stderr, "NameError") ||
+		!strings.Contains(r.Stderr, "interpreter had ended (the least recently used of 1 live sessions on its worker") {
+		t.Errorf("%s %q; want a NameError and the reason", r.Status, r.Stderr)
 	}
 }
 

@@ -1088,6 +1088,17 @@ class Session:
 
 sessions = {}
 pending = []  # control messages that arrived while a call was running
+# Why the worker ended sessions on its own (too many live ones, or idle too long), by name, the
+# latest 1024: a later call of one starts a fresh interpreter, and its result says so — otherwise
+# the policy would meet a NameError for a variable it set, with no reason given.
+ended = {}
+
+
+def note_ended(name, why):
+    ended.pop(name, None)
+    ended[name] = why
+    while len(ended) > 1024:
+        del ended[next(iter(ended))]
 
 
 def free_slot():
@@ -1097,6 +1108,7 @@ def free_slot():
             return slot
     oldest = min(sessions.values(), key=lambda s: s.last)
     end_session(oldest.name)
+    note_ended(oldest.name, "the least recently used of %d live sessions on its worker, exec.sessions_per_worker" % SESSION_SLOTS)
     return oldest.slot
 
 
@@ -1145,7 +1157,11 @@ def start_session(name, req):
 def run_session(req):
     name = req["session"]
     s = sessions.get(name)
+    fresh = ""
     if s is None:
+        if name in ended:
+            fresh = ("This session's interpreter had ended (%s): this call ran in a new one, without "
+                     "the earlier calls' variables.\n" % ended.pop(name))
         s = start_session(name, req)
     s.last = time.monotonic()
     write_msg({"code": req["code"], "stdin": req.get("stdin") or ""}, s.ctl_w)
@@ -1190,9 +1206,9 @@ def run_session(req):
         code, sig = exit_status(status)
         end_session(name)
         res = result(req, classify(code, sig, killed, over, out, s.err_r), out, code, sig, fds,
-                     "" if killed or over else "The session ended; its state is lost.\n")
+                     fresh + ("" if killed or over else "The session ended; its state is lost.\n"))
     else:
-        res = result(req, classify(code, 0, False, False, out, s.err_r), out, code, 0, fds)
+        res = result(req, classify(code, 0, False, False, out, s.err_r), out, code, 0, fds, fresh)
     s.last = time.monotonic()
     return res
 
@@ -1201,6 +1217,7 @@ def expire_sessions():
     now = time.monotonic()
     for name in [n for n, s in sessions.items() if now - s.last > IDLE_S]:
         end_session(name)
+        note_ended(name, "idle for more than %gs, exec.session_idle" % IDLE_S)
 
 
 # ---------------------------------------------------------------- main loop
