@@ -90,7 +90,7 @@ func chatAction(c *cli.Context) error {
 		if c.IsSet("sandbox") {
 			cfg.Sandbox = c.String("sandbox")
 		}
-		if pool, err = startPool(c.Context, c, o, cfg, besideEngine(c.String("model") != "")...); err != nil {
+		if pool, err = startPool(c.Context, c, o, cfg, exec.BesideEngine(c.String("model") != "")); err != nil {
 			fmt.Fprintf(c.App.ErrWriter, "chat: the Python tool is unavailable (%v); tool calls are shown, not run\n", err)
 			pool = nil
 		} else {

@@ -127,15 +127,6 @@ func startPool(ctx context.Context, c *cli.Context, o Options, cfg config.Exec, 
 	return p, nil
 }
 
-// besideEngine is the pool option of a command whose model decodes on this machine (native), none
-// for one on endpoints: exec.priority = "auto" follows it.
-func besideEngine(native bool) []exec.PoolOption {
-	if native {
-		return []exec.PoolOption{exec.BesideEngine()}
-	}
-	return nil
-}
-
 func execRun(c *cli.Context) error {
 	o, cfg, err := execConfig(c)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"gorstar/chat"
 	"gorstar/data"
 	"gorstar/engine"
+	"gorstar/exec"
 	"gorstar/internal/usererr"
 	"gorstar/model"
 	"gorstar/reward"
@@ -110,7 +111,7 @@ func rolloutAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pool, err := startPool(c.Context, c, o, execCfg, besideEngine(p.Engine != nil)...)
+	pool, err := startPool(c.Context, c, o, execCfg, exec.BesideEngine(p.Engine != nil))
 	if err != nil {
 		return err
 	}
@@ -285,7 +286,7 @@ func rolloutBench(c *cli.Context) error {
 	if err := cfg.Validate(); err != nil {
 		return usererr.Wrap(err)
 	}
-	pool, err := startPool(c.Context, c, o, cfg, besideEngine(true)...)
+	pool, err := startPool(c.Context, c, o, cfg, exec.BesideEngine(true))
 	if err != nil {
 		return err
 	}

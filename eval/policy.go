@@ -74,13 +74,7 @@ type lazyPool struct {
 }
 
 func (l *lazyPool) get(ctx context.Context) (*exec.Pool, error) {
-	l.once.Do(func() {
-		var opts []exec.PoolOption
-		if l.native {
-			opts = append(opts, exec.BesideEngine())
-		}
-		l.pool, l.err = exec.NewPool(context.WithoutCancel(ctx), l.cfg, opts...)
-	})
+	l.once.Do(func() { l.pool, l.err = exec.NewPool(context.WithoutCancel(ctx), l.cfg, exec.BesideEngine(l.native)) })
 	return l.pool, l.err
 }
 

@@ -80,11 +80,12 @@ type poolStart struct {
 	besideEngine bool
 }
 
-// BesideEngine tells NewPool that a model decodes on this machine's cores while the calls run (the
-// native engine of `gorstar rollout`, `rl`, `eval`, `chat`): exec.priority = "auto" then runs
-// the workers at idle priority (config.Exec.Priority), and at normal priority otherwise.
-func BesideEngine() PoolOption {
-	return func(s *poolStart) { s.besideEngine = true }
+// BesideEngine tells NewPool whether a model decodes on this machine's cores while the calls run
+// (the native engine of `gorstar rollout`, `rl`, `eval`, `chat`; not a policy on endpoints):
+// exec.priority = "auto" then runs the workers at idle priority (config.Exec.Priority), and at
+// normal priority otherwise.
+func BesideEngine(native bool) PoolOption {
+	return func(s *poolStart) { s.besideEngine = native }
 }
 
 // OnWorkerStarted has NewPool call f each time a worker is ready, with the count so far and the

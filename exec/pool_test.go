@@ -221,11 +221,7 @@ func TestIdlePriority(t *testing.T) {
 			cfg := sandboxConfig(kind)
 			cfg.Workers = 1
 			cfg.Priority = c.prio
-			var opts []PoolOption
-			if c.beside {
-				opts = append(opts, BesideEngine())
-			}
-			p := newTestPool(t, cfg, opts...)
+			p := newTestPool(t, cfg, BesideEngine(c.beside))
 			want := map[bool]string{false: "0\n0", true: "5\n19"}[c.idle]
 			if !autogroups {
 				want = want[:1] + "\n-"

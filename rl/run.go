@@ -171,11 +171,8 @@ func (t *trainer) checkStageData() error {
 
 // startTools starts the sandboxed Python pool the rollouts call.
 func (t *trainer) startTools(ctx context.Context) error {
-	var opts []exec.PoolOption
-	if t.remote == nil {
-		opts = append(opts, exec.BesideEngine()) // the rollouts decode on this machine's cores
-	}
-	pool, err := exec.NewPool(ctx, t.o.Exec, opts...)
+	// Natively, the rollouts decode on this machine's cores.
+	pool, err := exec.NewPool(ctx, t.o.Exec, exec.BesideEngine(t.remote == nil))
 	if err != nil {
 		return err
 	}
