@@ -154,8 +154,8 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 	defer eng.Close()
 	// The caches the runs hold at once (up to the budget: decoding ones and those waiting on tools),
 	// allocated before anything is timed: a fresh cache is first touched on the engine's thread
-	// while the kernels wait, so otherwise whichever schedule runs first pays for them (1.0–1.2 s of
-	// an 8 s overlapped run on a 2-core VM) and the second finds them pooled.
+	// while the kernels wait, so otherwise whichever schedule runs first pays for them (0.9–1.8 s of
+	// an 8–9 s overlapped run on a 2-core VM) and the second finds them pooled.
 	longest := 0
 	script := newBenchScript(o)
 	var jobs []engineJob // the engine-alone measurement: each trajectory's prompt, seed and tokens
