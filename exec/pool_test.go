@@ -241,8 +241,9 @@ func TestIdlePriority(t *testing.T) {
 // TestTimeoutExcludesWaitForCPU: a call's time limit does not count the time it waited for a
 // core. Under exec.priority = "idle", with every core kept busy by this process for 1.5 s, a call
 // of ~0.1 s of CPU and a limit of 0.5 s runs to its end (its deadline moved on by its waits), for a
-// stateless call and a session call alike; a call sleeping past the limit still times out, since
-// sleeping is not waiting for a core.
+// stateless call and a session call alike — or, where other work keeps the machine busy past the
+// grant of 10 limits (a CI runner's other test packages), times out saying how much wait was not
+// counted; a call sleeping past the limit still times out, since sleeping is not waiting for a core.
 func TestTimeoutExcludesWaitForCPU(t *testing.T) {
 	if _, err := os.Stat("/proc/self/schedstat"); err != nil {
 		t.Skip("no /proc/PID/schedstat on this kernel: the limit is plain wall clock")
@@ -260,7 +261,9 @@ func TestTimeoutExcludesWaitForCPU(t *testing.T) {
 			stop := hogCores(1500 * time.Millisecond)
 			r := run(t, p, Call{Code: work, Session: session, TimeoutS: 0.5})
 			stop()
-			if r.Status != StatusOK || strings.TrimSpace(r.Stdout) != "1999999000000" {
+			finished := r.Status == StatusOK && strings.TrimSpace(r.Stdout) == "1999999000000"
+			granted := r.Status == StatusTimeout && strings.Contains(r.Stderr, "not counting")
+			if !finished && !granted {
 				t.Errorf("session %q, busy machine: %s %q %q (%.0f ms); want the sum, the waits not counted",
 					session, r.Status, r.Stdout, r.Stderr, r.DurationMS)
 			}
