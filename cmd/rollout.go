@@ -295,11 +295,11 @@ func rolloutBench(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "rollout bench: %d rollouts, %d at once, tools sleep %s: overlapped, naive, engine only…\n",
 			bo.Rollouts, bo.Concurrency, bo.ToolSleep)
 	}
-	bo.ToolPriority = pool.Priority()
 	res, err := rollout.Bench(c.Context, m, tok, pool, bo)
 	if err != nil {
 		return err
 	}
+	res.ToolPriority = pool.Priority()
 	if o.JSON {
 		return printJSON(c, res)
 	}

@@ -82,7 +82,7 @@ func NewRater(ctx context.Context, o Options) (*Rater, error) {
 	}
 	r := &Rater{o: o, pol: pol, tools: o.Tools, ro: rolloutOptions(o, co)}
 	if r.tools == nil {
-		r.pool = &lazyPool{cfg: o.Exec, native: len(o.Endpoints) == 0}
+		r.pool = newLazyPool(o)
 		r.tools = r.pool
 	}
 	return r, nil

@@ -73,6 +73,9 @@ type lazyPool struct {
 	err    error
 }
 
+// newLazyPool is the pool of o's calls, at the priority beside a native engine where o has one.
+func newLazyPool(o Options) *lazyPool { return &lazyPool{cfg: o.Exec, native: len(o.Endpoints) == 0} }
+
 func (l *lazyPool) get(ctx context.Context) (*exec.Pool, error) {
 	l.once.Do(func() { l.pool, l.err = exec.NewPool(context.WithoutCancel(ctx), l.cfg, exec.BesideEngine(l.native)) })
 	return l.pool, l.err

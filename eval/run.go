@@ -70,7 +70,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 
 	tools := o.Tools
 	if tools == nil {
-		lp := &lazyPool{cfg: o.Exec, native: len(o.Endpoints) == 0}
+		lp := newLazyPool(o)
 		defer lp.Close()
 		tools = lp
 	}

@@ -658,8 +658,15 @@ def leftovers():
     """Whether a call may have left processes: the template is their subreaper, so any survivor is
     a child of the template, or a descendant of one; sessions are its children too. One small read
     instead of a sweep of /proc. True when it cannot tell."""
+    others = calls_pids()
+    return others is None or bool(others)
+
+
+def calls_pids():
+    """The template's children that are not sessions (a stateless call's process, or what a call
+    left running), read from its children file; None when it cannot be read."""
     if template is None:
-        return True
+        return None
     try:
         fd = os.open(template.children_path, os.O_RDONLY)
         try:
@@ -667,9 +674,9 @@ def leftovers():
         finally:
             os.close(fd)
     except OSError:
-        return True
-    sessions_pids = {s.pid for s in sessions.values()}
-    return any(int(c) not in sessions_pids for c in children)
+        return None
+    own = {s.pid for s in sessions.values()}
+    return [int(c) for c in children if int(c) not in own]
 
 
 def protected_pids():
@@ -965,17 +972,6 @@ def run_delay_ns(pids):
     return total
 
 
-def stateless_pids():
-    """The template's children that are not sessions: a stateless call's own process."""
-    try:
-        with open(template.children_path, "rb") as f:
-            kids = [int(p) for p in f.read().split()]
-    except (OSError, ValueError):
-        return []
-    own = {s.pid for s in sessions.values()}
-    return [p for p in kids if p not in own]
-
-
 class Deadline:
     """A call's wall-clock limit, which Go enforces and asks about when it passes
     ({"op": "deadline"}): the time the call's process waited for a core since the call began (and
@@ -1045,7 +1041,7 @@ def run_stateless(req):
         poller.register(fd, select.POLLIN)
     open_fds = {r_out, r_err}
     exited = None
-    deadline = Deadline(stateless_pids, 0)  # a fresh process: it has waited only for this call
+    deadline = Deadline(lambda: calls_pids() or [], 0)  # a fresh process: it waited only for this call
     while open_fds or exited is None:
         for fd, _ in poller.poll():
             if fd == CTL_IN:

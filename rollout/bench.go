@@ -21,8 +21,7 @@ import (
 // at most Concurrency in flight, each of 2 to MaxTurns turns of MinTurnTokens to MaxTurnTokens
 // generated tokens; every turn but the last calls a tool that sleeps ToolSleep and prints 1.
 // Repeats (0 or 1: once) runs the three measurements that many times in turn and reports medians.
-// ToolSessions runs each trajectory's calls in one live interpreter (Options.ToolSessions);
-// ToolPriority only labels the result: the CPU priority the tools run at (exec.Pool.Priority).
+// ToolSessions runs each trajectory's calls in one live interpreter (Options.ToolSessions).
 type BenchOptions struct {
 	Rollouts, Groups, Concurrency int
 	MaxTurns                      int
@@ -31,7 +30,6 @@ type BenchOptions struct {
 	Seed                          uint64
 	Repeats                       int
 	ToolSessions                  bool
-	ToolPriority                  string
 }
 
 // DefaultBenchOptions is `gorstar rollout bench`'s setup: 256 rollouts of 2–4 turns, 64 at once,
@@ -71,7 +69,7 @@ type BenchResult struct {
 	// ToolSessions: each trajectory's calls ran in one live interpreter, not a fresh process each.
 	ToolSessions bool `json:"tool_sessions"`
 	// ToolPriority is the CPU priority the sandbox ran at beside the engine (idle or normal:
-	// exec.priority), when the caller said.
+	// exec.Pool.Priority), set by the caller that started the sandbox.
 	ToolPriority string `json:"tool_priority,omitempty"`
 	// Where the overlapped run's CPU went (absent where it cannot be read): the calls' own processes
 	// per call, and everything outside this process — the sandboxes' supervisors, templates and
@@ -141,24 +139,10 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 	if err != nil {
 		return BenchResult{}, err
 	}
-	prompt, err := probe.render.RenderPrompt([]chat.Message{{Role: chat.RoleUser, Content: problems[0].Problem}})
-	if err != nil {
-		return BenchResult{}, err
-	}
-	perSeq := len(prompt) + 16 + opts.MaxResponseTokens
-	eng, err := engine.New(m, engine.Options{MaxSeqs: o.Concurrency, KVTokens: 2 * o.Concurrency * perSeq,
-		MaxContext: perSeq, Seed: o.Seed, Tokenizer: tok})
-	if err != nil {
-		return BenchResult{}, err
-	}
-	defer eng.Close()
-	// The caches the runs hold at once (up to the budget: decoding ones and those waiting on tools),
-	// allocated before anything is timed: a fresh cache is first touched on the engine's thread
-	// while the kernels wait, so otherwise whichever schedule runs first pays for them (0.9–1.8 s of
-	// an 8–9 s overlapped run on a 2-core VM) and the second finds them pooled.
+	// Each trajectory's prompt, seed and planned tokens: the engine-alone measurement's requests.
 	longest := 0
 	script := newBenchScript(o)
-	var jobs []engineJob // the engine-alone measurement: each trajectory's prompt, seed and tokens
+	var jobs []engineJob
 	for i, p := range problems {
 		ids, err := Prompt(probe.render, p)
 		if err != nil {
@@ -170,6 +154,17 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 			jobs = append(jobs, engineJob{prompt: ids, tokens: n * turns, seed: SampleSeed(o.Seed, i, j)})
 		}
 	}
+	perSeq := len(jobs[0].prompt) + 16 + opts.MaxResponseTokens
+	eng, err := engine.New(m, engine.Options{MaxSeqs: o.Concurrency, KVTokens: 2 * o.Concurrency * perSeq,
+		MaxContext: perSeq, Seed: o.Seed, Tokenizer: tok})
+	if err != nil {
+		return BenchResult{}, err
+	}
+	defer eng.Close()
+	// The caches the runs hold at once (up to the budget: decoding ones and those waiting on tools),
+	// allocated before anything is timed: a fresh cache is first touched on the engine's thread
+	// while the kernels wait, so otherwise whichever schedule runs first pays for them (0.9–1.8 s of
+	// an 8–9 s overlapped run on a 2-core VM) and the second finds them pooled.
 	if _, err := eng.Reserve(2*o.Concurrency, longest+opts.MaxResponseTokens); err != nil {
 		return BenchResult{}, err
 	}
@@ -194,12 +189,10 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 		}
 		runs = append(runs, res)
 	}
-	res := runs[0]
-	if len(runs) > 1 {
-		res = medianResult(runs)
+	if len(runs) == 1 {
+		return runs[0], nil
 	}
-	res.ToolPriority = o.ToolPriority
-	return res, nil
+	return medianResult(runs), nil
 }
 
 // benchOnce is one repeat: the engine alone, the overlapped run, the naive run, the engine alone
