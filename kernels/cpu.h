@@ -103,7 +103,9 @@ static inline int gk_threads_if(int worth) { return worth ? gk_threads() : 1; }
 /* Functions marked GK_VECTORIZED are compiled for AVX-512, AVX2+FMA and baseline x86-64, and the
  * loader picks one for this CPU. They must not contain OpenMP regions (those are outlined into
  * functions that are not cloned): parallel loops call them instead. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(GK_NO_AVX512)
+#define GK_VECTORIZED __attribute__((target_clones("arch=x86-64-v3", "default"))) /* -tags noavx512 */
+#elif defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define GK_VECTORIZED __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define GK_VECTORIZED

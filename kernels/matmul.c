@@ -39,6 +39,7 @@ int gk_sgemm_use_kernel(const char *name) {
     }
     for (const gk_microkernel *k = gk_microkernels; k->name; k++)
         if (strcmp(k->name, name) == 0) {
+            if (!gk_microkernel_runs(k)) return -1;
             active = k;
             return 0;
         }

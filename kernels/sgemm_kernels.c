@@ -124,11 +124,23 @@ const gk_microkernel *gk_microkernel_at(int i) {
     return i >= 0 && i < n ? &gk_microkernels[i] : NULL;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Whether the AVX-512 kernel may run: the CPU has it and the build allows it (-tags noavx512 does
+ * not). */
+static int cpu_avx512(void) {
+#ifdef GK_NO_AVX512
+    return 0;
+#else
+    return __builtin_cpu_supports("avx512f");
+#endif
+}
+#endif
+
 /* Whether this CPU can run kernel k. */
 int gk_microkernel_runs(const gk_microkernel *k) {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
-    if (strcmp(k->name, "cpu-avx512") == 0) return __builtin_cpu_supports("avx512f");
+    if (strcmp(k->name, "cpu-avx512") == 0) return cpu_avx512();
     if (strncmp(k->name, "cpu-avx", 7) == 0) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
     return 1;
@@ -138,7 +150,7 @@ int gk_microkernel_runs(const gk_microkernel *k) {
 const gk_microkernel *gk_microkernel_best(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return &gk_microkernels[0];
+    if (cpu_avx512()) return &gk_microkernels[0];
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &gk_microkernels[1];
 #endif
     for (const gk_microkernel *k = gk_microkernels; k->name; k++)

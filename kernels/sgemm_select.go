@@ -33,7 +33,7 @@ func useSGEMMKernel(name string) error {
 	cs := C.CString(name)
 	defer C.free(unsafe.Pointer(cs))
 	if C.gk_sgemm_use_kernel(cs) != 0 {
-		return fmt.Errorf("no SGEMM kernel %q", name)
+		return fmt.Errorf("no SGEMM kernel %q that runs here", name)
 	}
 	return nil
 }
