@@ -116,6 +116,49 @@ __attribute__((target("avx2"))) static void pack_a_panel12_avx2(float *d, const 
 }
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* pack_a_panel for a full panel of 6 rows (the AVX2 kernel's MR), 8 k at a time: rows 0-3 as a
+ * 4 x 8 transpose, rows 4-5 interleaved in pairs; the last kc % 8 k element by element. The same
+ * floats in the same places as the scalar loop, which gathers one float per load from 6 rows. */
+__attribute__((target("avx2"))) static void pack_a_panel6_avx2(float *d, const float *a, size_t lda, int kc,
+                                                               int next) {
+    const float *rows[6];
+    for (int i = 0; i < 6; i++) rows[i] = a + (size_t)i * lda;
+    const int k8 = kc & ~7;
+    for (int k0 = 0; k0 < k8; k0 += 8) {
+        if (next && k0 % PACK_K_BLOCK == 0)
+            for (int i = 0; i < 6; i++) __builtin_prefetch(a + (size_t)(6 + i) * lda + k0);
+        float *o = d + (size_t)k0 * 6;
+        const __m256 r0 = _mm256_loadu_ps(rows[0] + k0), r1 = _mm256_loadu_ps(rows[1] + k0);
+        const __m256 r2 = _mm256_loadu_ps(rows[2] + k0), r3 = _mm256_loadu_ps(rows[3] + k0);
+        const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+        const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+        const __m256 u[4] = {_mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
+                             _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2))};
+        /* rows 4 and 5: p[0] = (k0, k0+1 | k0+4, k0+5) pairs, p[1] = (k0+2, k0+3 | k0+6, k0+7) */
+        const __m256 r4 = _mm256_loadu_ps(rows[4] + k0), r5 = _mm256_loadu_ps(rows[5] + k0);
+        const __m256 p[2] = {_mm256_unpacklo_ps(r4, r5), _mm256_unpackhi_ps(r4, r5)};
+        for (int j = 0; j < 4; j++) { /* u[j] holds k0 + j in its low half, k0 + 4 + j in its high one */
+            _mm_storeu_ps(o + (size_t)j * 6, _mm256_castps256_ps128(u[j]));
+            _mm_storeu_ps(o + (size_t)(j + 4) * 6, _mm256_extractf128_ps(u[j], 1));
+        }
+        for (int h = 0; h < 2; h++) { /* h: the lane, k0 + 4h ... */
+            const __m128 lo = h ? _mm256_extractf128_ps(p[0], 1) : _mm256_castps256_ps128(p[0]);
+            const __m128 hi = h ? _mm256_extractf128_ps(p[1], 1) : _mm256_castps256_ps128(p[1]);
+            float *ok = o + (size_t)(4 * h) * 6 + 4;
+            _mm_storel_pi((__m64 *)ok, lo);
+            _mm_storeh_pi((__m64 *)(ok + 6), lo);
+            _mm_storel_pi((__m64 *)(ok + 12), hi);
+            _mm_storeh_pi((__m64 *)(ok + 18), hi);
+        }
+    }
+    for (int k = k8; k < kc; k++)
+        for (int i = 0; i < 6; i++) d[(size_t)k * 6 + i] = rows[i][k];
+}
+#endif
+
 /* op(A)[m0:m0+mc, p0:p0+kc] into MR-row panels dst[panel][k*MR + i], zero-padded. Source rows are
  * read contiguously: along k when A is not transposed, along m (the whole block per k) when it is,
  * so a large lda never means one page per element. */
@@ -147,19 +190,24 @@ PACK_INLINE_COPIES static void pack_a(float *dst, const float *A, int lda, int t
         return;
     }
 #if defined(__x86_64__) && defined(__GNUC__)
-    const int avx2 = MR == 12 && __builtin_cpu_supports("avx2");
+    const int avx2 = (MR == 12 || MR == 6) && __builtin_cpu_supports("avx2");
 #endif
     for (int ir = 0; ir < mc; ir += MR, dst += (size_t)MR * kc) {
         const int rows = mc - ir < MR ? mc - ir : MR;
         const float *a = A + (size_t)(m0 + ir) * lda + p0;
         if (rows == MR) {
             const int next = mc - ir >= 2 * MR;
+#if defined(__x86_64__) && defined(__GNUC__)
+            if (avx2) {
+                if (MR == 6)
+                    pack_a_panel6_avx2(dst, a, (size_t)lda, kc, next);
+                else
+                    pack_a_panel12_avx2(dst, a, (size_t)lda, kc, next);
+                continue;
+            }
+#endif
             if (MR == 6)
                 pack_a_panel(dst, a, (size_t)lda, kc, 6, next);
-#if defined(__x86_64__) && defined(__GNUC__)
-            else if (avx2)
-                pack_a_panel12_avx2(dst, a, (size_t)lda, kc, next);
-#endif
             else if (MR == 12)
                 pack_a_panel(dst, a, (size_t)lda, kc, 12, next);
             else
