@@ -12,9 +12,9 @@ typedef struct {
     const char *name; /* also the backend name when this kernel is in use */
     int mr, nr;       /* rows of A and columns of B per packed panel */
     gk_microkernel_fn fn;
-    /* Whether fn takes the next panel's prefetch in its loop (pf; the kernel's WIDE switch): only
-     * with registers to spare (AVX-512's 32); otherwise fn ignores pf and the caller prefetches a
-     * share of the next panel before each row tile. */
+    /* Whether fn takes the next panel's prefetch in its loop (pf): AVX-512's body inline (32
+     * registers to spare), AVX2's in a body compiled apart from the plain one; otherwise fn ignores
+     * pf and the caller prefetches a share of the next panel before each row tile. */
     int paced_prefetch;
 } gk_microkernel;
 

@@ -69,8 +69,8 @@
     /* A panel's last rows often hold a few real rows (a decode step of 16 sequences: 12 + 4; a step of    \
      * one or two sequences): with WIDE, those run one or two rows, or a third or two thirds of the       \
      * multiply-adds. Only where the registers allow: on AVX2 (16 registers) the extra bodies made GCC    \
-     * compile the full one worse (64-row products 150-160 -> 112-129 GFLOP/s), and its 6-row panels      \
-     * leave little to save. */                                                                           \
+     * compile the full one worse (64-row products 150-160 -> 112-129 GFLOP/s): the AVX2 kernel gets     \
+     * them as functions of their own instead (GK_ROWS_FN, kernel_avx2_split). */                          \
     ATTR static inline __attribute__((always_inline)) void NAME##_pf(                                     \
         const int PF, int kc, const float *restrict a, const float *restrict b, float *restrict c,        \
         long ldc, float alpha, float beta, int mr, int nr, const float *pf, int pf_first,                 \
@@ -100,9 +100,49 @@
     }                                                                                                     \
     enum { NAME##_paced = WIDE };
 
+/* One row count R of NAME##_rows, with (PF 1) or without the paced prefetch, compiled as a function
+ * of its own: GCC allocates the registers of each body alone, so a kernel with few registers gets
+ * short row tiles and the paced prefetch without the full body losing any (see the WIDE note). */
+#define GK_ROWS_FN(NAME, ATTR, R, PF)                                                                     \
+    ATTR static __attribute__((noinline)) void NAME##_r##R##_pf##PF(                                      \
+        int kc, const float *restrict a, const float *restrict b, float *restrict c, long ldc,            \
+        float alpha, float beta, int mr, int nr, const float *pf, int pf_first, int pf_every) {           \
+        NAME##_rows(R, PF, kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);               \
+    }
+
 #if defined(__x86_64__) && defined(__GNUC__)
 GK_MICROKERNEL(kernel_avx512, __attribute__((target("avx512f,avx2,fma"))), 64, 16, 12, 2, 1)
 GK_MICROKERNEL(kernel_avx2, __attribute__((target("avx2,fma"))), 32, 8, 6, 2, 0)
+#define AVX2_ROWS(R) GK_ROWS_FN(kernel_avx2, __attribute__((target("avx2,fma"))), R, 0) \
+    GK_ROWS_FN(kernel_avx2, __attribute__((target("avx2,fma"))), R, 1)
+AVX2_ROWS(1)
+AVX2_ROWS(2)
+AVX2_ROWS(4)
+GK_ROWS_FN(kernel_avx2, __attribute__((target("avx2,fma"))), 6, 1)
+/* The AVX2 kernel as the table runs it: a panel's last 1, 2 or up to 4 real rows run that many (a
+ * decode step of 8 sequences is panels of 6 + 2, of 16 is 6 + 6 + 4), and a caller streaming the next
+ * panel of weights has it fetched in the loop. Each case is one call into a body compiled alone;
+ * every element sees the same products in the same order, so the bits do not change. */
+static void kernel_avx2_split(int kc, const float *restrict a, const float *restrict b, float *restrict c, long ldc,
+                              float alpha, float beta, int mr, int nr, const float *pf, int pf_first, int pf_every) {
+    if (pf == NULL) {
+        if (mr == 1)
+            kernel_avx2_r1_pf0(kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+        else if (mr == 2)
+            kernel_avx2_r2_pf0(kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+        else if (mr <= 4)
+            kernel_avx2_r4_pf0(kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+        else
+            kernel_avx2(kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+    } else if (mr == 1)
+        kernel_avx2_r1_pf1(kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+    else if (mr == 2)
+        kernel_avx2_r2_pf1(kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+    else if (mr <= 4)
+        kernel_avx2_r4_pf1(kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+    else
+        kernel_avx2_r6_pf1(kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+}
 /* The AVX-512 body built for AVX2, so its shape is tested where AVX-512 is missing. */
 GK_MICROKERNEL(kernel_avx512_shape_on_avx2, __attribute__((target("avx2,fma"))), 64, 16, 12, 2, 1)
 #endif
@@ -111,7 +151,8 @@ GK_MICROKERNEL(kernel_generic, , 16, 4, 4, 2, 0)
 const gk_microkernel gk_microkernels[] = {
 #if defined(__x86_64__) && defined(__GNUC__)
     {"cpu-avx512", 12, 32, kernel_avx512, kernel_avx512_paced},
-    {"cpu-avx2", 6, 16, kernel_avx2, kernel_avx2_paced},
+    {"cpu-avx2", 6, 16, kernel_avx2_split, 1},
+    {"cpu-avx2-one-body", 6, 16, kernel_avx2, kernel_avx2_paced}, /* the body alone: the split's baseline */
     {"cpu-avx512-shape-on-avx2", 12, 32, kernel_avx512_shape_on_avx2, kernel_avx512_shape_on_avx2_paced},
 #endif
     {"cpu-generic", 4, 8, kernel_generic, kernel_generic_paced},
