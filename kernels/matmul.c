@@ -84,6 +84,23 @@ static inline __attribute__((always_inline)) void pack_a_panel(float *d, const f
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+/* rows[0..3][k0..k0+7] transposed into o: o[j * ldo + i] = rows[i][k0 + j], 8 rows of 4 floats. */
+__attribute__((target("avx2"))) static inline void transpose4x8_avx2(float *o, size_t ldo, const float *const *rows,
+                                                                     int k0) {
+    const __m256 r0 = _mm256_loadu_ps(rows[0] + k0), r1 = _mm256_loadu_ps(rows[1] + k0);
+    const __m256 r2 = _mm256_loadu_ps(rows[2] + k0), r3 = _mm256_loadu_ps(rows[3] + k0);
+    const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    const __m256 u[4] = {_mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
+                         _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2))};
+    for (int j = 0; j < 4; j++) { /* u[j] holds k0 + j in its low half, k0 + 4 + j in its high one */
+        _mm_storeu_ps(o + (size_t)j * ldo, _mm256_castps256_ps128(u[j]));
+        _mm_storeu_ps(o + (size_t)(j + 4) * ldo, _mm256_extractf128_ps(u[j], 1));
+    }
+}
+
 /* pack_a_panel for a full panel of 12 rows (the AVX-512 kernel's MR) through transposes, 8 k at a
  * time: rows 0-7 as an 8 x 8 block (gk_transpose8_avx2), rows 8-11 as a 4 x 8 one; the last kc % 8
  * k element by element. The scalar loop gathers one float per load from 12 rows: 5.5% of small's
@@ -98,25 +115,12 @@ __attribute__((target("avx2"))) static void pack_a_panel12_avx2(float *d, const 
             for (int i = 0; i < 12; i++) __builtin_prefetch(a + (size_t)(12 + i) * lda + k0);
         float *o = d + (size_t)k0 * 12;
         gk_transpose8_avx2(o, 12, rows, k0);
-        const __m256 r0 = _mm256_loadu_ps(rows[8] + k0), r1 = _mm256_loadu_ps(rows[9] + k0);
-        const __m256 r2 = _mm256_loadu_ps(rows[10] + k0), r3 = _mm256_loadu_ps(rows[11] + k0);
-        const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-        const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-        const __m256 u[4] = {_mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)),
-                             _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
-                             _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)),
-                             _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2))};
-        for (int j = 0; j < 4; j++) { /* u[j] holds k0 + j in its low half, k0 + 4 + j in its high one */
-            _mm_storeu_ps(o + (size_t)j * 12 + 8, _mm256_castps256_ps128(u[j]));
-            _mm_storeu_ps(o + (size_t)(j + 4) * 12 + 8, _mm256_extractf128_ps(u[j], 1));
-        }
+        transpose4x8_avx2(o + 8, 12, rows + 8, k0);
     }
     for (int k = k8; k < kc; k++)
         for (int i = 0; i < 12; i++) d[(size_t)k * 12 + i] = rows[i][k];
 }
-#endif
 
-#if defined(__x86_64__) && defined(__GNUC__)
 /* pack_a_panel for a full panel of 6 rows (the AVX2 kernel's MR), 8 k at a time: rows 0-3 as a
  * 4 x 8 transpose, rows 4-5 interleaved in pairs; the last kc % 8 k element by element. The same
  * floats in the same places as the scalar loop, which gathers one float per load from 6 rows. */
@@ -129,21 +133,10 @@ __attribute__((target("avx2"))) static void pack_a_panel6_avx2(float *d, const f
         if (next && k0 % PACK_K_BLOCK == 0)
             for (int i = 0; i < 6; i++) __builtin_prefetch(a + (size_t)(6 + i) * lda + k0);
         float *o = d + (size_t)k0 * 6;
-        const __m256 r0 = _mm256_loadu_ps(rows[0] + k0), r1 = _mm256_loadu_ps(rows[1] + k0);
-        const __m256 r2 = _mm256_loadu_ps(rows[2] + k0), r3 = _mm256_loadu_ps(rows[3] + k0);
-        const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-        const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-        const __m256 u[4] = {_mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)),
-                             _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
-                             _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)),
-                             _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2))};
+        transpose4x8_avx2(o, 6, rows, k0);
         /* rows 4 and 5: p[0] = (k0, k0+1 | k0+4, k0+5) pairs, p[1] = (k0+2, k0+3 | k0+6, k0+7) */
         const __m256 r4 = _mm256_loadu_ps(rows[4] + k0), r5 = _mm256_loadu_ps(rows[5] + k0);
         const __m256 p[2] = {_mm256_unpacklo_ps(r4, r5), _mm256_unpackhi_ps(r4, r5)};
-        for (int j = 0; j < 4; j++) { /* u[j] holds k0 + j in its low half, k0 + 4 + j in its high one */
-            _mm_storeu_ps(o + (size_t)j * 6, _mm256_castps256_ps128(u[j]));
-            _mm_storeu_ps(o + (size_t)(j + 4) * 6, _mm256_extractf128_ps(u[j], 1));
-        }
         for (int h = 0; h < 2; h++) { /* h: the lane, k0 + 4h ... */
             const __m128 lo = h ? _mm256_extractf128_ps(p[0], 1) : _mm256_castps256_ps128(p[0]);
             const __m128 hi = h ? _mm256_extractf128_ps(p[1], 1) : _mm256_castps256_ps128(p[1]);

@@ -125,24 +125,13 @@ GK_ROWS_FN(kernel_avx2, __attribute__((target("avx2,fma"))), 6, 1)
  * every element sees the same products in the same order, so the bits do not change. */
 static void kernel_avx2_split(int kc, const float *restrict a, const float *restrict b, float *restrict c, long ldc,
                               float alpha, float beta, int mr, int nr, const float *pf, int pf_first, int pf_every) {
-    if (pf == NULL) {
-        if (mr == 1)
-            kernel_avx2_r1_pf0(kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
-        else if (mr == 2)
-            kernel_avx2_r2_pf0(kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
-        else if (mr <= 4)
-            kernel_avx2_r4_pf0(kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
-        else
-            kernel_avx2(kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
-    } else if (mr == 1)
-        kernel_avx2_r1_pf1(kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
-    else if (mr == 2)
-        kernel_avx2_r2_pf1(kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
-    else if (mr <= 4)
-        kernel_avx2_r4_pf1(kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
-    else
-        kernel_avx2_r6_pf1(kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+    static const gk_microkernel_fn body[2][4] = {
+        {kernel_avx2_r1_pf0, kernel_avx2_r2_pf0, kernel_avx2_r4_pf0, kernel_avx2},
+        {kernel_avx2_r1_pf1, kernel_avx2_r2_pf1, kernel_avx2_r4_pf1, kernel_avx2_r6_pf1}};
+    const int rows = mr == 1 ? 0 : mr == 2 ? 1 : mr <= 4 ? 2 : 3;
+    body[pf != NULL][rows](kc, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
 }
+
 /* The AVX-512 body built for AVX2, so its shape is tested where AVX-512 is missing. */
 GK_MICROKERNEL(kernel_avx512_shape_on_avx2, __attribute__((target("avx2,fma"))), 64, 16, 12, 2, 1)
 #endif
