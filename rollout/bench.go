@@ -154,7 +154,7 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 			jobs = append(jobs, engineJob{prompt: ids, tokens: n * turns, seed: SampleSeed(o.Seed, i, j)})
 		}
 	}
-	perSeq := len(jobs[0].prompt) + 16 + opts.MaxResponseTokens
+	perSeq := longest + 16 + opts.MaxResponseTokens
 	eng, err := engine.New(m, engine.Options{MaxSeqs: o.Concurrency, KVTokens: 2 * o.Concurrency * perSeq,
 		MaxContext: perSeq, Seed: o.Seed, Tokenizer: tok})
 	if err != nil {
@@ -174,7 +174,7 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 		if err != nil {
 			return Summary{}, nil, err
 		}
-		l.script = newBenchScript(o)
+		l.script = script // stateless: each plan draws from the trajectory's own stream
 		ts, s, err := l.Run(ctx, problems)
 		return s, ts, err
 	}
