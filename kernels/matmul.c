@@ -704,6 +704,13 @@ void gk_linear_forward_packed(float *y, const float *x, const float *W, const fl
         sgemm_parallel(uk, 0, 1, T, out, in, 1.0f, x, in, W, in, beta, y, out, &pre);
 }
 
+/* Test hook: gk_linear_forward_packed n times in a row from C, with no Go in between; the baseline
+ * of the same calls made one by one from Go (BenchmarkLinearForwardPackedCalls). */
+void gk_linear_forward_packed_repeat(int n, float *y, const float *x, const float *W, const float *Wp, const float *b,
+                                     int T, int in, int out) {
+    for (int i = 0; i < n; i++) gk_linear_forward_packed(y, x, W, Wp, b, T, in, out);
+}
+
 void gk_linear_forward_packed_multi(int n, float *const *ys, const float *x, const float *const *Ws,
                                     const float *const *Wps, const float *const *bs, int T, int in, const int *outs) {
     gk_sgemm_select_kernel();

@@ -13,6 +13,8 @@ package kernels
 // void gk_tile_pack_b(float *dst, const float *B, int ldb, int trans, int k, int n);
 // void gk_tile_product(int m, int n, int k, float alpha, const float *a, long astride, const float *b, long bstride,
 //                      float beta, float *C, int ldc);
+// void gk_linear_forward_packed_repeat(int n, float *y, const float *x, const float *W, const float *Wp,
+//                                      const float *b, int T, int in, int out);
 // void gk_adamw_scalar(float *param, const float *grad, float *m, float *v, size_t n, float lr, float beta1,
 //                      float beta2, float eps, float weight_decay, float grad_scale, int step);
 import "C"
@@ -65,4 +67,9 @@ func setAttentionPrepack(queries int) int {
 	old := int(C.gk_attention_prepack_queries)
 	C.gk_attention_prepack_queries = C.int(queries)
 	return old
+}
+
+// linearForwardPackedRepeat is LinearForwardPacked n times over from one C call.
+func linearForwardPackedRepeat(n int, y, x, w, wp, b Buf, T, in, out int) {
+	C.gk_linear_forward_packed_repeat(C.int(n), fp(y), fp(x), fp(w), fp(wp), fp(b), C.int(T), C.int(in), C.int(out))
 }
