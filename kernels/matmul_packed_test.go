@@ -258,9 +258,10 @@ func TestSmallProductsMatchLargeOnes(t *testing.T) {
 // BenchmarkLinearForwardPackedCalls measures what calling a kernel from Go costs beside calling it
 // from C: decode-step products (weights in cache), 50 calls made one by one from Go, then 50 made
 // by one C loop, in turn, and the ratio of their rates (from Go over from C; 1 is no cost). On the
-// 2-core VM of 2026-12-03: 0.94–1.00, so the cgo calls themselves cost little; both ran at about
-// 105 GFLOP/s on 16 rows where bench/linear_calls.c, the same C loop in a C program, ran at 190
-// (kernels/README.md, "Kernels inside a Go process").
+// 2-core VM of 2026-12-03: 0.94–1.00, so the cgo calls themselves cost little. Run it with
+// OMP_WAIT_POLICY=active GOMP_SPINCOUNT=1000 (what gorstar runs with) beside bench/linear_calls.c,
+// the same loop in a C program: without them, a test binary with a second OpenMP pool ran at 105
+// GFLOP/s on 16 rows where the C program ran at 190 (kernels/README.md, "Kernels inside a Go process").
 func BenchmarkLinearForwardPackedCalls(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, s := range []struct{ T, in, out int }{{16, 512, 1536}, {64, 512, 1536}, {16, 1536, 512}, {8, 512, 32000}} {
