@@ -104,7 +104,7 @@ type Engine struct {
 	samps  []sampler // one per sampling worker (sampleRows)
 	// sampleWork is the logits per sampling goroutine (sampleRowsWork when the engine was made).
 	sampleWork int
-	logits     []float32
+	logits     []float32 // where the decoder's logits are copied when they are not host memory
 	stats      Stats
 	statsMu    sync.Mutex
 	shared     Stats // copy of stats readable outside the loop

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // The sampler's frequencies follow the truncated, renormalized softmax for every combination of
@@ -133,4 +134,53 @@ func TestTopLogProbs(t *testing.T) {
 	if n := len(topLogProbs(logits, 50)); n != len(logits) {
 		t.Errorf("k over the vocabulary: %d entries", n)
 	}
+}
+
+// TestArgmaxMatchesPlainLoop checks the unrolled argmax against its definition on rows with ties,
+// signed zeros, infinities and NaNs at every position that matters, at lengths around the unroll.
+func TestArgmaxMatchesPlainLoop(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	special := []float32{0, float32(math.Copysign(0, -1)), 1, -1, inf, -inf, nan, 3, 3}
+	for n := 1; n <= 13; n++ {
+		for trial := range 4000 {
+			x := make([]float32, n)
+			for i := range x {
+				if trial%2 == 0 {
+					x[i] = special[r.IntN(len(special))]
+				} else {
+					x[i] = float32(r.IntN(5)) // many ties
+				}
+			}
+			if got, want := argmax(x), argmaxPlain(x); got != want {
+				t.Fatalf("argmax(%v) = %d, want %d", x, got, want)
+			}
+		}
+	}
+	x := make([]float32, 32000)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	if got, want := argmax(x), argmaxPlain(x); got != want {
+		t.Fatalf("argmax of a 32,000-vocabulary row = %d, want %d", got, want)
+	}
+}
+
+func BenchmarkArgmax(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 8))
+	x := make([]float32, 32000)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	var plain, fast time.Duration
+	for range b.N {
+		t0 := time.Now()
+		argmaxPlain(x)
+		t1 := time.Now()
+		argmax(x)
+		plain, fast = plain+t1.Sub(t0), fast+time.Since(t1)
+	}
+	b.ReportMetric(float64(plain.Nanoseconds())/float64(b.N), "plain-ns/row")
+	b.ReportMetric(float64(fast.Nanoseconds())/float64(b.N), "ns/row")
+	b.ReportMetric(plain.Seconds()/fast.Seconds(), "speedup")
 }

@@ -517,6 +517,17 @@ func (d *Decoder) Logits(dst []float32) {
 	d.logits.CopyTo(dst[:n])
 }
 
+// LogitsView returns the last step's logits where they are ([sequences, vocab], row i for input i)
+// when the device's memory is the host's (the CPU backend), nil otherwise (Logits copies them).
+// The caller must not write to them (LogProbs reads them) and must be done before the next Step.
+func (d *Decoder) LogitsView() []float32 {
+	f := d.logits.Floats()
+	if f == nil {
+		return nil
+	}
+	return f[:d.rows*d.m.Config.VocabSize]
+}
+
 // LogProbs writes log softmax(logits[i])[targets[i]] of the last step into dst, computed on the
 // device by the training cross-entropy kernel from the same logits. A target of -1 gives 0.
 func (d *Decoder) LogProbs(targets []int32, dst []float32) {
