@@ -104,7 +104,7 @@ type Engine struct {
 	samps  []sampler // one per sampling worker (sampleRows)
 	// sampleWork is the logits per sampling goroutine (sampleRowsWork when the engine was made).
 	sampleWork int
-	logits     []float32 // where the decoder's logits are copied when they are not host memory
+	logits     []float32 // where the decoder's logits are copied when they are not host memory (made then)
 	stats      Stats
 	statsMu    sync.Mutex
 	shared     Stats // copy of stats readable outside the loop
@@ -140,7 +140,6 @@ func New(m *model.Model, opts Options) (*Engine, error) {
 		m: m, opts: opts, dec: dec, pool: map[int][]*model.KVCache{},
 		cmds: make(chan func(), 64), quit: make(chan struct{}), done: make(chan struct{}),
 		seeds:      rand.New(rand.NewPCG(opts.Seed, 0x51ed)),
-		logits:     make([]float32, opts.MaxSeqs*m.Config.VocabSize),
 		sampleWork: sampleRowsWork,
 	}
 	go e.loop()

@@ -160,6 +160,19 @@ func TestSeedReproducibleAcrossBatches(t *testing.T) {
 			t.Errorf("sequence %d: one sampling goroutine %v, %d of them %v", i, outs[0][i].Tokens, runtime.GOMAXPROCS(0), outs[1][i].Tokens)
 		}
 	}
+	// Sampling from the decoder's logits in place (the CPU) and from a copy of them (a GPU) gives the
+	// same tokens and log-probabilities: the sampler must not write to what LogProbs reads after it.
+	defer func(v bool) { logitsInPlace = v }(logitsInPlace)
+	for i, inPlace := range []bool{true, false} {
+		logitsInPlace = inPlace
+		outs[i] = run(t, newEngine(t, m, Options{MaxSeqs: 16, StepTokens: 64}), crowd)
+	}
+	for i := range crowd {
+		if !slices.Equal(outs[0][i].Tokens, outs[1][i].Tokens) || !slices.Equal(outs[0][i].LogProbs, outs[1][i].LogProbs) {
+			t.Errorf("sequence %d: logits in place %v %v, copied %v %v", i, outs[0][i].Tokens, outs[0][i].LogProbs,
+				outs[1][i].Tokens, outs[1][i].LogProbs)
+		}
+	}
 	other := target
 	other.Sampling.Seed = seed(43)
 	if slices.Equal(run(t, e, []Request{other})[0].Tokens, alone.Tokens) {

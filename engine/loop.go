@@ -165,8 +165,14 @@ func (e *Engine) step() {
 	}
 	e.stats.Steps++
 	V := e.m.Config.VocabSize
-	logits := e.dec.LogitsView() // in place on the CPU: 8 MB a step not copied at 64 × 32,000
+	var logits []float32
+	if logitsInPlace {
+		logits = e.dec.LogitsView() // on the CPU: 8 MB a step not copied at 64 × 32,000
+	}
 	if logits == nil {
+		if len(e.logits) == 0 {
+			e.logits = make([]float32, e.opts.MaxSeqs*V)
+		}
 		logits = e.logits[:len(in)*V]
 		e.dec.Logits(logits)
 	}
@@ -228,6 +234,10 @@ func (e *Engine) sampleRows(seqs []*Sequence, logits []float32, V int, targets [
 	}
 	wg.Wait()
 }
+
+// logitsInPlace lets the engine sample from the decoder's own logits where they are host memory (a
+// variable: a test takes the copying path the ROCm backend takes and compares).
+var logitsInPlace = true
 
 // sampleRowsWork is the logits per sampling goroutine, about 80 µs of exponentials (a variable:
 // tests lower it to sample every step in parallel).
