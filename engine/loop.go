@@ -170,8 +170,8 @@ func (e *Engine) step() {
 		logits = e.dec.LogitsView() // on the CPU: 8 MB a step not copied at 64 × 32,000
 	}
 	if logits == nil {
-		if len(e.logits) == 0 {
-			e.logits = make([]float32, e.opts.MaxSeqs*V)
+		if n := len(in) * V; cap(e.logits) < n {
+			e.logits = make([]float32, n)
 		}
 		logits = e.logits[:len(in)*V]
 		e.dec.Logits(logits)

@@ -136,6 +136,17 @@ func TestTopLogProbs(t *testing.T) {
 	}
 }
 
+// argmaxPlain is argmax's definition: the first index at which the running maximum grows.
+func argmaxPlain(x []float32) int32 {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}
+
 // TestArgmaxMatchesPlainLoop checks the unrolled argmax against its definition on rows with ties,
 // signed zeros, infinities and NaNs at every position that matters, at lengths around the unroll.
 func TestArgmaxMatchesPlainLoop(t *testing.T) {
