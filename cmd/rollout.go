@@ -52,6 +52,8 @@ func rolloutCommand() *cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "preset", Value: "tiny", Usage: "random model preset: tiny or small"},
 				&cli.DurationFlag{Name: "tool-sleep", Value: 200 * time.Millisecond, Usage: "how long each tool call sleeps"},
+				&cli.BoolFlag{Name: "role-words", Value: true, Usage: "the model's byte-level tokenizer gives the chat roles (system, user, " +
+					"assistant) one token each, as Qwen3's does, so a tool turn is Qwen3's length; false spells them byte by byte"},
 				&cli.IntFlag{Name: "rollouts", Value: rollout.DefaultBenchOptions().Rollouts, Usage: "trajectories"},
 				&cli.IntFlag{Name: "concurrency", Value: rollout.DefaultBenchOptions().Concurrency, Usage: "trajectories in flight at most"},
 				rolloutSandboxFlag(),
@@ -270,7 +272,11 @@ func rolloutBench(c *cli.Context) error {
 	if err := initKernels(o); err != nil {
 		return err
 	}
-	m, tok, err := presetPolicy(c.String("preset"), o.Seed)
+	var words []string
+	if c.Bool("role-words") {
+		words = tokenizer.ChatRoleWords
+	}
+	m, tok, err := presetPolicy(c.String("preset"), o.Seed, words...)
 	if err != nil {
 		return err
 	}
@@ -299,7 +305,7 @@ func rolloutBench(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res.ToolPriority = pool.Priority()
+	res.ToolPriority, res.RoleWords = pool.Priority(), len(words) > 0
 	if o.JSON {
 		return printJSON(c, res)
 	}
@@ -327,9 +333,10 @@ func rolloutBench(c *cli.Context) error {
 }
 
 // presetPolicy is a random model of a preset with the byte-level chat tokenizer (what `gorstar
-// model init --preset` writes), for benchmarks that need no directory.
-func presetPolicy(preset string, seed int64) (*model.Model, *tokenizer.Tokenizer, error) {
-	raw, err := tokenizer.ByteLevelJSON(tokenizer.ChatSpecials)
+// model init --preset` writes; with words, also those as one token each), for benchmarks that need
+// no directory.
+func presetPolicy(preset string, seed int64, words ...string) (*model.Model, *tokenizer.Tokenizer, error) {
+	raw, err := tokenizer.ByteLevelJSON(tokenizer.ChatSpecials, words...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -186,4 +186,9 @@ func TestRolloutBenchJSON(t *testing.T) {
 	if res["tool_priority"] != "idle" {
 		t.Errorf("tool_priority = %v, want idle", res["tool_priority"])
 	}
+	// --role-words (the default): a tool turn around "1" is 16 tokens, as in Qwen3 but for <reason>.
+	calls, appended := res["tool_calls"].(float64), res["appended_tokens"].(float64)
+	if res["role_words"] != true || calls < 1 || res["failed_tool_calls"] == 0.0 && appended != 16*calls {
+		t.Errorf("role_words %v, %v appended tokens for %v tool calls: want true and 16 a call", res["role_words"], appended, calls)
+	}
 }

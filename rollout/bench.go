@@ -71,6 +71,10 @@ type BenchResult struct {
 	// ToolPriority is the CPU priority the sandbox ran at beside the engine (idle or normal:
 	// exec.Pool.Priority), set by the caller that started the sandbox.
 	ToolPriority string `json:"tool_priority,omitempty"`
+	// RoleWords: the tokenizer gave the chat roles one token each, as Qwen3's does (16 tokens of
+	// scaffolding around a one-character tool result, against 27 spelled byte by byte; Qwen3: 18),
+	// set by the caller that made the tokenizer.
+	RoleWords bool `json:"role_words"`
 	// Where the overlapped run's CPU went (absent where it cannot be read): the calls' own processes
 	// per call, and everything outside this process — the sandboxes' supervisors, templates and
 	// calls, and whatever else ran on the machine — as a share of all cores over the run. On a

@@ -21,12 +21,25 @@ var controlTokens = map[string]bool{"<|endoftext|>": true, "<|im_start|>": true,
 // qwenSplitPattern is the pre-tokenizer regex of Qwen2/Qwen3 (also GPT-4's cl100k, with single digits).
 const qwenSplitPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 
-// ByteLevelJSON returns a tokenizer.json for a byte-level BPE without merges: ids 0–255 are the
-// bytes in byte order (in GPT-2's byte-to-character alphabet), followed by the given added tokens
-// at ids 256, 257, …. It uses the Qwen pipeline (NFC, Qwen split regex, ByteLevel), so the file
-// loads in Hugging Face tokenizers and a later merges list would behave as Qwen's. Tokens in
-// ChatSpecials' control set are special=true, the others special=false.
-func ByteLevelJSON(specials []string) ([]byte, error) {
+// ChatRoleWords are the role names of the chat format. Qwen3's vocabulary holds each as one token
+// (`<|im_start|>assistant\n` is three tokens there), while a byte-level tokenizer spells them byte by
+// byte, which makes every tool turn's scaffolding half again as long as Qwen3's (27 tokens against
+// 18 for a one-character tool result). Benchmarks of the turn loop pass them to ByteLevelJSON.
+var ChatRoleWords = []string{"system", "user", "assistant"}
+
+// ByteLevelJSON returns a tokenizer.json for a byte-level BPE: ids 0–255 are the bytes in byte
+// order (in GPT-2's byte-to-character alphabet), then, for each of words, the merges that build it
+// from its bytes left to right (one token per new prefix of two or more bytes, in order), then the
+// given added tokens. Without words there are no merges and the added tokens sit at ids 256, 257, ….
+// It uses the Qwen pipeline (NFC, Qwen split regex, ByteLevel), so the file loads in Hugging Face
+// tokenizers and the merges behave as Qwen's. Tokens in ChatSpecials' control set are special=true,
+// the others special=false.
+func ByteLevelJSON(specials []string, words ...string) ([]byte, error) {
+	merges, merged, err := wordMerges(words)
+	if err != nil {
+		return nil, err
+	}
+	first := 256 + len(merged)
 	seen := map[string]bool{}
 	added := make([]AddedToken, 0, len(specials))
 	for i, s := range specials {
@@ -37,7 +50,7 @@ func ByteLevelJSON(specials []string) ([]byte, error) {
 			return nil, fmt.Errorf("byte-level tokenizer: added token %q listed twice", s)
 		}
 		seen[s] = true
-		added = append(added, AddedToken{ID: int32(256 + i), Content: s, Special: controlTokens[s]})
+		added = append(added, AddedToken{ID: int32(first + i), Content: s, Special: controlTokens[s]})
 	}
 	byteLevel := map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false}
 	file := struct {
@@ -60,7 +73,7 @@ func ByteLevelJSON(specials []string) ([]byte, error) {
 		}},
 		PostProcessor: byteLevel,
 		Decoder:       byteLevel,
-		Model:         byteModelJSON(),
+		Model:         byteModelJSON(merged, merges),
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -72,9 +85,33 @@ func ByteLevelJSON(specials []string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// wordMerges lists the merges that build each word from its bytes, left to right, and the tokens
+// they make (each prefix of two or more bytes not made before), in the byte-level alphabet.
+func wordMerges(words []string) (merges [][2]string, merged []string, err error) {
+	made := map[string]bool{}
+	for i, w := range words {
+		if len(w) < 2 {
+			return nil, nil, fmt.Errorf("byte-level tokenizer: word %d (%q) needs two or more bytes", i, w)
+		}
+		if made[byteLevelString(w)] {
+			return nil, nil, fmt.Errorf("byte-level tokenizer: word %q listed twice", w)
+		}
+		for n := 2; n <= len(w); n++ {
+			prefix := byteLevelString(w[:n])
+			if made[prefix] {
+				continue
+			}
+			made[prefix] = true
+			merges = append(merges, [2]string{byteLevelString(w[:n-1]), ByteToken(w[n-1])})
+			merged = append(merged, prefix)
+		}
+	}
+	return merges, merged, nil
+}
+
 // byteModelJSON writes the BPE model with the vocabulary in id order (a Go map would sort it by
-// string, which is valid but hard to read).
-func byteModelJSON() json.RawMessage {
+// string, which is valid but hard to read): the 256 bytes, then the merged tokens.
+func byteModelJSON(merged []string, merges [][2]string) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteString(`{"type":"BPE","dropout":null,"unk_token":null,"continuing_subword_prefix":null,` +
 		`"end_of_word_suffix":null,"fuse_unk":false,"byte_fallback":false,"ignore_merges":false,"vocab":{`)
@@ -85,7 +122,15 @@ func byteModelJSON() json.RawMessage {
 		key, _ := json.Marshal(ByteToken(byte(i)))
 		fmt.Fprintf(&b, "%s:%d", key, i)
 	}
-	b.WriteString(`},"merges":[]}`)
+	for i, tok := range merged {
+		key, _ := json.Marshal(tok)
+		fmt.Fprintf(&b, ",%s:%d", key, 256+i)
+	}
+	list, _ := json.Marshal(merges)
+	if len(merges) == 0 {
+		list = []byte("[]")
+	}
+	fmt.Fprintf(&b, `},"merges":%s}`, list)
 	return b.Bytes()
 }
 

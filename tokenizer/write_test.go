@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -59,6 +60,63 @@ func TestByteLevelJSONRejectsBadSpecials(t *testing.T) {
 	for _, specials := range [][]string{{""}, {"<a>", "<a>"}} {
 		if _, err := ByteLevelJSON(specials); err == nil {
 			t.Errorf("ByteLevelJSON(%q): want an error", specials)
+		}
+	}
+}
+
+// With ChatRoleWords the role names are one token each, as in Qwen3, so a tool turn's
+// scaffolding has Qwen3's length but for <reason> (an added token here, three tokens there).
+func TestByteLevelJSONRoleWords(t *testing.T) {
+	data, err := ByteLevelJSON(ChatSpecials, ChatRoleWords...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged := 5 + 3 + 8 // system, user, assistant: one token per prefix of two or more bytes
+	if got, want := tok.VocabSize(), 256+merged+len(ChatSpecials); got != want {
+		t.Fatalf("VocabSize = %d, want %d", got, want)
+	}
+	for i, s := range ChatSpecials {
+		if id, ok := tok.TokenToID(s); !ok || id != int32(256+merged+i) {
+			t.Errorf("TokenToID(%q) = %d, %v; want %d", s, id, ok, 256+merged+i)
+		}
+	}
+	for _, w := range ChatRoleWords {
+		if ids := tok.Encode(w); len(ids) != 1 {
+			t.Errorf("Encode(%q) = %v: want one token", w, ids)
+		}
+	}
+	turn := "<|im_end|>\n<|im_start|>user\n<tool_response>\n1\n</tool_response><|im_end|>\n<|im_start|>assistant\n<reason>"
+	if ids := tok.Encode(turn); len(ids) != 16 {
+		t.Errorf("a tool turn is %d tokens, want 16 (Qwen3: 18, <reason> being three there)", len(ids))
+	}
+	// Merges apply inside longer words and never lose a byte.
+	for _, text := range []string{"users assistants asks: systemic use? user", " assistant\n\nuser", "ass sys us"} {
+		ids := tok.Encode(text)
+		if got := tok.Decode(ids); got != text {
+			t.Errorf("Decode(Encode(%q)) = %q", text, got)
+		}
+	}
+	if ids := tok.Encode("users"); len(ids) != 2 {
+		t.Errorf(`Encode("users") = %v: want "user" + "s"`, ids)
+	}
+	plain, err := ByteLevelJSON(ChatSpecials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := ByteLevelJSON(ChatSpecials, []string{}...)
+	if err != nil || !bytes.Equal(plain, again) {
+		t.Fatalf("ByteLevelJSON with no words differs from without: %v", err)
+	}
+}
+
+func TestByteLevelJSONRejectsBadWords(t *testing.T) {
+	for _, words := range [][]string{{""}, {"a"}, {"user", "user"}} {
+		if _, err := ByteLevelJSON(ChatSpecials, words...); err == nil {
+			t.Errorf("ByteLevelJSON(words %q): want an error", words)
 		}
 	}
 }
