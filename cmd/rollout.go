@@ -53,7 +53,8 @@ func rolloutCommand() *cli.Command {
 				&cli.StringFlag{Name: "preset", Value: "tiny", Usage: "random model preset: tiny or small"},
 				&cli.DurationFlag{Name: "tool-sleep", Value: 200 * time.Millisecond, Usage: "how long each tool call sleeps"},
 				&cli.BoolFlag{Name: "role-words", Value: true, Usage: "the model's byte-level tokenizer gives the chat roles (system, user, " +
-					"assistant) one token each, as Qwen3's does, so a tool turn is Qwen3's length; false spells them byte by byte"},
+					"assistant) one token each, as Qwen3's does: a tool turn around a one-character result is 16 tokens (Qwen3: 18, byte by byte: 27); " +
+					"false spells them byte by byte"},
 				&cli.IntFlag{Name: "rollouts", Value: rollout.DefaultBenchOptions().Rollouts, Usage: "trajectories"},
 				&cli.IntFlag{Name: "concurrency", Value: rollout.DefaultBenchOptions().Concurrency, Usage: "trajectories in flight at most"},
 				rolloutSandboxFlag(),
