@@ -86,16 +86,19 @@ func ByteLevelJSON(specials []string, words ...string) ([]byte, error) {
 }
 
 // wordMerges lists the merges that build each word from its bytes, left to right, and the tokens
-// they make (each prefix of two or more bytes not made before), in the byte-level alphabet.
+// they make (each prefix of two or more bytes not made before), in the byte-level alphabet. Merges
+// apply within a pre-token, so a word the split regex cuts (a space inside, letters and digits
+// mixed) does not become one token.
 func wordMerges(words []string) (merges [][2]string, merged []string, err error) {
-	made := map[string]bool{}
+	made, listed := map[string]bool{}, map[string]bool{}
 	for i, w := range words {
 		if len(w) < 2 {
 			return nil, nil, fmt.Errorf("byte-level tokenizer: word %d (%q) needs two or more bytes", i, w)
 		}
-		if made[byteLevelString(w)] {
+		if listed[w] {
 			return nil, nil, fmt.Errorf("byte-level tokenizer: word %q listed twice", w)
 		}
+		listed[w] = true
 		for n := 2; n <= len(w); n++ {
 			prefix := byteLevelString(w[:n])
 			if made[prefix] {

@@ -113,6 +113,26 @@ func TestByteLevelJSONRoleWords(t *testing.T) {
 	}
 }
 
+// A word that is a prefix of an earlier one is already a token: listed, not a duplicate.
+func TestByteLevelJSONPrefixWord(t *testing.T) {
+	data, err := ByteLevelJSON(ChatSpecials, "user", "use")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tok.VocabSize(), 256+3+len(ChatSpecials); got != want {
+		t.Fatalf("VocabSize = %d, want %d", got, want)
+	}
+	for _, w := range []string{"use", "user"} {
+		if ids := tok.Encode(w); len(ids) != 1 {
+			t.Errorf("Encode(%q) = %v: want one token", w, ids)
+		}
+	}
+}
+
 func TestByteLevelJSONRejectsBadWords(t *testing.T) {
 	for _, words := range [][]string{{""}, {"a"}, {"user", "user"}} {
 		if _, err := ByteLevelJSON(ChatSpecials, words...); err == nil {
