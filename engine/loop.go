@@ -170,10 +170,11 @@ func (e *Engine) step() {
 		logits = e.dec.LogitsView() // on the CPU: 8 MB a step not copied at 64 × 32,000
 	}
 	if logits == nil {
-		if n := len(in) * V; cap(e.logits) < n {
+		n := len(in) * V
+		if cap(e.logits) < n {
 			e.logits = make([]float32, n)
 		}
-		logits = e.logits[:len(in)*V]
+		logits = e.logits[:n]
 		e.dec.Logits(logits)
 	}
 	targets := make([]int32, len(in))

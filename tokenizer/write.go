@@ -35,11 +35,11 @@ var ChatRoleWords = []string{"system", "user", "assistant"}
 // tokenizers and the merges behave as Qwen's. Tokens in ChatSpecials' control set are special=true,
 // the others special=false.
 func ByteLevelJSON(specials []string, words ...string) ([]byte, error) {
-	merges, merged, err := wordMerges(words)
+	merges, err := wordMerges(words)
 	if err != nil {
 		return nil, err
 	}
-	first := 256 + len(merged)
+	first := 256 + len(merges) // one new token per merge
 	seen := map[string]bool{}
 	added := make([]AddedToken, 0, len(specials))
 	for i, s := range specials {
@@ -73,7 +73,7 @@ func ByteLevelJSON(specials []string, words ...string) ([]byte, error) {
 		}},
 		PostProcessor: byteLevel,
 		Decoder:       byteLevel,
-		Model:         byteModelJSON(merged, merges),
+		Model:         byteModelJSON(merges),
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -85,18 +85,18 @@ func ByteLevelJSON(specials []string, words ...string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// wordMerges lists the merges that build each word from its bytes, left to right, and the tokens
-// they make (each prefix of two or more bytes not made before), in the byte-level alphabet. Merges
+// wordMerges lists the merges that build each word from its bytes, left to right: one per prefix
+// of two or more bytes not made before (the token it makes), in the byte-level alphabet. Merges
 // apply within a pre-token, so a word the split regex cuts (a space inside, letters and digits
 // mixed) does not become one token.
-func wordMerges(words []string) (merges [][2]string, merged []string, err error) {
+func wordMerges(words []string) (merges [][2]string, err error) {
 	made, listed := map[string]bool{}, map[string]bool{}
 	for i, w := range words {
 		if len(w) < 2 {
-			return nil, nil, fmt.Errorf("byte-level tokenizer: word %d (%q) needs two or more bytes", i, w)
+			return nil, fmt.Errorf("byte-level tokenizer: word %d (%q) needs two or more bytes", i, w)
 		}
 		if listed[w] {
-			return nil, nil, fmt.Errorf("byte-level tokenizer: word %q listed twice", w)
+			return nil, fmt.Errorf("byte-level tokenizer: word %q listed twice", w)
 		}
 		listed[w] = true
 		for n := 2; n <= len(w); n++ {
@@ -106,15 +106,14 @@ func wordMerges(words []string) (merges [][2]string, merged []string, err error)
 			}
 			made[prefix] = true
 			merges = append(merges, [2]string{byteLevelString(w[:n-1]), ByteToken(w[n-1])})
-			merged = append(merged, prefix)
 		}
 	}
-	return merges, merged, nil
+	return merges, nil
 }
 
 // byteModelJSON writes the BPE model with the vocabulary in id order (a Go map would sort it by
-// string, which is valid but hard to read): the 256 bytes, then the merged tokens.
-func byteModelJSON(merged []string, merges [][2]string) json.RawMessage {
+// string, which is valid but hard to read): the 256 bytes, then the token each merge makes.
+func byteModelJSON(merges [][2]string) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteString(`{"type":"BPE","dropout":null,"unk_token":null,"continuing_subword_prefix":null,` +
 		`"end_of_word_suffix":null,"fuse_unk":false,"byte_fallback":false,"ignore_merges":false,"vocab":{`)
@@ -125,8 +124,8 @@ func byteModelJSON(merged []string, merges [][2]string) json.RawMessage {
 		key, _ := json.Marshal(ByteToken(byte(i)))
 		fmt.Fprintf(&b, "%s:%d", key, i)
 	}
-	for i, tok := range merged {
-		key, _ := json.Marshal(tok)
+	for i, m := range merges {
+		key, _ := json.Marshal(m[0] + m[1])
 		fmt.Fprintf(&b, ",%s:%d", key, 256+i)
 	}
 	list, _ := json.Marshal(merges)
