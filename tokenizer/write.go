@@ -90,7 +90,7 @@ func ByteLevelJSON(specials []string, words ...string) ([]byte, error) {
 // apply within a pre-token, so a word the split regex cuts (a space inside, letters and digits
 // mixed) does not become one token.
 func wordMerges(words []string) (merges [][2]string, err error) {
-	made, listed := map[string]bool{}, map[string]bool{}
+	made, listed := map[string]bool{}, map[string]bool{} // prefixes made (raw bytes), words seen
 	for i, w := range words {
 		if len(w) < 2 {
 			return nil, fmt.Errorf("byte-level tokenizer: word %d (%q) needs two or more bytes", i, w)
@@ -100,12 +100,10 @@ func wordMerges(words []string) (merges [][2]string, err error) {
 		}
 		listed[w] = true
 		for n := 2; n <= len(w); n++ {
-			prefix := byteLevelString(w[:n])
-			if made[prefix] {
-				continue
+			if !made[w[:n]] {
+				made[w[:n]] = true
+				merges = append(merges, [2]string{byteLevelString(w[:n-1]), ByteToken(w[n-1])})
 			}
-			made[prefix] = true
-			merges = append(merges, [2]string{byteLevelString(w[:n-1]), ByteToken(w[n-1])})
 		}
 	}
 	return merges, nil
