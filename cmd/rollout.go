@@ -330,6 +330,10 @@ func rolloutBench(c *cli.Context) error {
 			"(the sandbox at %s priority, and anything else on the machine) %.0f%% of all cores\n", res.ToolCallCPUMS,
 			res.ToolPriority, 100*res.OutsideCPUShare)
 	}
+	if res.EngineCores > 0 {
+		fmt.Fprintf(c.App.Writer, "this process used %.2f cores during the overlapped run and %.2f with the engine alone\n",
+			res.EngineCores, res.EngineOnlyCores)
+	}
 	return nil
 }
 

@@ -81,6 +81,13 @@ type BenchResult struct {
 	// machine whose cores the engine uses, that share is taken from decoding.
 	ToolCallCPUMS   float64 `json:"tool_call_cpu_ms,omitempty"`
 	OutsideCPUShare float64 `json:"outside_cpu_share,omitempty"`
+	// EngineCores and EngineOnlyCores are the CPU this process used (every thread: the kernels,
+	// the loop, the sampling) per second of the overlapped run and of the engine alone (the mean
+	// of its two runs). Where the sandbox shares the engine's cores, the first falls below the
+	// second by what the calls took from decoding; with the appended tokens (RowShare) and the
+	// run's last trajectories waiting on tools, that is where the decode share goes.
+	EngineCores     float64 `json:"engine_cores,omitempty"`
+	EngineOnlyCores float64 `json:"engine_only_cores,omitempty"`
 	// Runs are the repeats, in order (only when there were several).
 	Runs []BenchResult `json:"runs,omitempty"`
 }
@@ -205,7 +212,7 @@ func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools 
 // a third) weighs on both sides of the decode share alike.
 func benchOnce(ctx context.Context, eng *engine.Engine, run func(bool, []data.Problem) (Summary, []Trajectory, error),
 	problems []data.Problem, jobs []engineJob, opts Options) (BenchResult, error) {
-	before, err := engineOnly(ctx, eng, jobs, opts)
+	before, beforeCores, err := engineOnly(ctx, eng, jobs, opts)
 	if err != nil {
 		return BenchResult{}, err
 	}
@@ -219,7 +226,7 @@ func benchOnce(ctx context.Context, eng *engine.Engine, run func(bool, []data.Pr
 	if err != nil {
 		return BenchResult{}, err
 	}
-	after, err := engineOnly(ctx, eng, jobs, opts)
+	after, afterCores, err := engineOnly(ctx, eng, jobs, opts)
 	if err != nil {
 		return BenchResult{}, err
 	}
@@ -244,6 +251,10 @@ func benchOnce(ctx context.Context, eng *engine.Engine, run func(bool, []data.Pr
 		outside := (cpu1.Machine - cpu0.Machine) - (cpu1.Self - cpu0.Self)
 		res.OutsideCPUShare = max(0, outside.Seconds()/(res.OverlappedS*float64(runtime.NumCPU())))
 	}
+	if cpu0.OK && cpu1.OK && res.OverlappedS > 0 && beforeCores > 0 && afterCores > 0 {
+		res.EngineCores = (cpu1.Self - cpu0.Self).Seconds() / res.OverlappedS
+		res.EngineOnlyCores = (beforeCores + afterCores) / 2
+	}
 	return res, nil
 }
 
@@ -265,6 +276,8 @@ func medianResult(runs []BenchResult) BenchResult {
 		ToolP50MS:       med(func(r BenchResult) float64 { return r.ToolP50MS }),
 		ToolCallCPUMS:   med(func(r BenchResult) float64 { return r.ToolCallCPUMS }),
 		OutsideCPUShare: med(func(r BenchResult) float64 { return r.OutsideCPUShare }),
+		EngineCores:     med(func(r BenchResult) float64 { return r.EngineCores }),
+		EngineOnlyCores: med(func(r BenchResult) float64 { return r.EngineOnlyCores }),
 		Runs:            runs,
 	}
 	for _, r := range runs {
@@ -282,8 +295,9 @@ type engineJob struct {
 }
 
 // engineOnly generates, for every trajectory, as many tokens as it generates in its rollout, from
-// the same prompt and seed, without pauses: the ceiling of decoding speed.
-func engineOnly(ctx context.Context, eng *engine.Engine, jobs []engineJob, o Options) (float64, error) {
+// the same prompt and seed, without pauses: the ceiling of decoding speed. It returns the tokens
+// per second and the cores this process used meanwhile (0 where that cannot be read).
+func engineOnly(ctx context.Context, eng *engine.Engine, jobs []engineJob, o Options) (rate, cores float64, err error) {
 	var reqs []engine.Request
 	total := 0
 	for _, j := range jobs {
@@ -293,17 +307,21 @@ func engineOnly(ctx context.Context, eng *engine.Engine, jobs []engineJob, o Opt
 			Sampling: engine.Sampling{Temperature: o.Temperature, TopP: o.TopP, Seed: &seed}})
 		total += j.tokens
 	}
-	start := time.Now()
+	cpu0, start := exec.ReadCPU(), time.Now()
 	seqs, err := eng.SubmitAll(ctx, reqs)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	for _, s := range seqs {
 		if _, err := s.Wait(ctx); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
-	return float64(total) / time.Since(start).Seconds(), nil
+	wall, cpu1 := time.Since(start).Seconds(), exec.ReadCPU()
+	if cpu0.OK && cpu1.OK {
+		cores = (cpu1.Self - cpu0.Self).Seconds() / wall
+	}
+	return float64(total) / wall, cores, nil
 }
 
 // benchProblems are n distinct short problems.

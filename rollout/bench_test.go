@@ -3,10 +3,12 @@ package rollout
 import (
 	"context"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
+	"gorstar/exec"
 	"gorstar/model"
 )
 
@@ -32,6 +34,11 @@ func TestBenchRuns(t *testing.T) {
 		res.OverlappedS <= 0 || res.NaiveS <= 0 || res.EngineOnlyTokensPerS <= 0 ||
 		res.ToolCallCPUMS < 0 || res.OutsideCPUShare < 0 || res.OutsideCPUShare > 1 {
 		t.Errorf("%+v; want %d tokens and %d calls, none failed", res, tokens, calls)
+	}
+	if exec.ReadCPU().OK && (res.EngineCores <= 0 || res.EngineOnlyCores <= 0 ||
+		res.EngineOnlyCores > 1.25*float64(runtime.NumCPU())) {
+		t.Errorf("engine cores %v, alone %v; want both above 0 and at most the machine's %d",
+			res.EngineCores, res.EngineOnlyCores, runtime.NumCPU())
 	}
 	if len(res.Runs) != 2 {
 		t.Fatalf("%d runs, want 2", len(res.Runs))
