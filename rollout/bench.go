@@ -82,10 +82,11 @@ type BenchResult struct {
 	ToolCallCPUMS   float64 `json:"tool_call_cpu_ms,omitempty"`
 	OutsideCPUShare float64 `json:"outside_cpu_share,omitempty"`
 	// EngineCores and EngineOnlyCores are the CPU this process used (every thread: the kernels,
-	// the loop, the sampling, and the pool's side of the tool calls) per second of the overlapped run and of the engine alone (the mean
-	// of its two runs). Where the sandbox shares the engine's cores, the first falls below the
-	// second by what the calls took from decoding; with the appended tokens (RowShare) and the
-	// run's last trajectories waiting on tools, that is where the decode share goes.
+	// the loop, the sampling, and the pool's side of the tool calls) per second of the overlapped
+	// run and of the engine alone (the mean of its two runs). Where the sandbox shares the
+	// engine's cores, the first falls below the second by what the calls took from decoding; with
+	// the appended tokens (RowShare) and the run's last trajectories waiting on tools, that is
+	// where the decode share goes.
 	EngineCores     float64 `json:"engine_cores,omitempty"`
 	EngineOnlyCores float64 `json:"engine_only_cores,omitempty"`
 	// Runs are the repeats, in order (only when there were several).
