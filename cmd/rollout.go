@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/chat"
+	"gorstar/config"
 	"gorstar/data"
 	"gorstar/engine"
 	"gorstar/exec"
@@ -36,7 +37,8 @@ func rolloutCommand() *cli.Command {
 				DefaultText: "--max-seqs natively, 64 on endpoints"},
 			&cli.StringFlag{Name: "data", Usage: "problems table `FILE` (.parquet or .jsonl with problem and answer)"},
 			&cli.IntFlag{Name: "samples", Value: 1, Usage: "rollouts per problem (a GRPO group)"},
-			&cli.StringFlag{Name: "out", Usage: "traces `FILE` (.parquet), written when every rollout is done"},
+			&cli.StringFlag{Name: "out", Usage: "traces `FILE` (.parquet), written when every rollout is done; until then finished " +
+				"trajectories are kept in FILE.partial.jsonl, and the same command run again resumes (FILE.manifest.json records the settings)"},
 			&cli.StringFlag{Name: "jsonl", Usage: "also write the traces as JSON lines to `FILE` (for people)"},
 			&cli.IntFlag{Name: "max-turns", Usage: "assistant turns per rollout at most", DefaultText: "rollout.max_turns"},
 			&cli.IntFlag{Name: "max-tokens", Usage: "response budget: generated plus tool tokens", DefaultText: "the first RL stage's max_response_tokens"},
@@ -114,31 +116,39 @@ func rolloutAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pool, err := startPool(c.Context, c, o, execCfg, exec.BesideEngine(p.Engine != nil))
+	man, err := rollout.NewManifest(c.String("data"), len(problems), templateName(c, o), p, opts, version)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-
-	bar := o.Progress(int64(len(problems)*opts.Samples), "rollout")
-	opts.OnFinish = func(rollout.Trajectory) { bar.Add(1) }
-	loop, err := rollout.New(p.Backend, pool, p.Tokenizer, opts)
-	if err != nil {
-		return usererr.Wrap(err)
-	}
-	trajs, sum, err := loop.Run(c.Context, problems)
-	bar.Finish()
+	out := c.String("out")
+	ck, err := rollout.OpenCheckpoint(out, man, problems)
 	if err != nil {
 		return err
 	}
-	if err := rollout.WriteParquet(c.String("out"), trajs); err != nil {
+	defer ck.Close()
+	opts.Pending = ck.Pending
+	trajs, sum, err := rolloutRun(c, o, p, execCfg, opts, problems, ck)
+	if err != nil {
+		ck.Discard() // unless it holds finished trajectories
+		return err
+	}
+	if len(ck.Done) > 0 { // the totals over every trajectory; the rates stay this run's
+		rate, secs := sum.DecodeTokensPerS, sum.Seconds
+		trajs = ck.Merge(trajs)
+		sum = rollout.Summarize(trajs, 0)
+		sum.DecodeTokensPerS, sum.Seconds, sum.Resumed = rate, secs, len(ck.Done)
+	}
+	if err := rollout.WriteParquet(out, trajs); err != nil {
 		return err
 	}
 	if path := c.String("jsonl"); path != "" {
 		if err := rollout.WriteJSONL(path, trajs); err != nil {
-			os.Remove(c.String("out")) // both files or neither
+			os.Remove(out) // both files or neither
 			return err
 		}
+	}
+	if err := ck.Finish(); err != nil {
+		return err
 	}
 	if o.JSON {
 		return printJSON(c, sum)
@@ -146,8 +156,44 @@ func rolloutAction(c *cli.Context) error {
 	fmt.Fprintf(c.App.Writer, "%d trajectories, %d correct, %d well formed; %d tool calls (%d failed), %d truncated, %d errors; "+
 		"%.0f tokens/s, tools p50 %.0f ms, p99 %.0f ms, %.0f%% of the time waiting on tools; traces in %s\n",
 		sum.Trajectories, sum.Correct, sum.WellFormed, sum.ToolCalls, sum.FailedToolCalls, sum.Truncated, sum.Errors,
-		sum.DecodeTokensPerS, sum.ToolP50MS, sum.ToolP99MS, 100*sum.ToolWaitFraction, c.String("out"))
+		sum.DecodeTokensPerS, sum.ToolP50MS, sum.ToolP99MS, 100*sum.ToolWaitFraction, out)
+	if sum.Resumed > 0 {
+		fmt.Fprintf(c.App.Writer, "%d of them were finished by the interrupted run this one resumed\n", sum.Resumed)
+	}
 	return nil
+}
+
+// rolloutRun rolls out what the checkpoint lacks (nothing, with no sandbox started, when it lacks
+// nothing), keeping each trajectory in it as it finishes.
+func rolloutRun(c *cli.Context, o Options, p *rollout.Policy, execCfg config.Exec, opts rollout.Options,
+	problems []data.Problem, ck *rollout.Checkpoint) ([]rollout.Trajectory, rollout.Summary, error) {
+	if len(ck.Done) == len(problems)*opts.Samples {
+		return nil, rollout.Summary{}, nil
+	}
+	pool, err := startPool(c.Context, c, o, execCfg, exec.BesideEngine(p.Engine != nil))
+	if err != nil {
+		return nil, rollout.Summary{}, err
+	}
+	defer pool.Close()
+	bar := o.Progress(int64(len(problems)*opts.Samples), "rollout")
+	bar.Add(len(ck.Done))
+	opts.OnFinish = func(t rollout.Trajectory) {
+		ck.Add(t)
+		bar.Add(1)
+	}
+	loop, err := rollout.New(p.Backend, pool, p.Tokenizer, opts)
+	if err != nil {
+		return nil, rollout.Summary{}, usererr.Wrap(err)
+	}
+	trajs, sum, err := loop.Run(c.Context, problems)
+	bar.Finish()
+	if err == nil {
+		err = ck.Err()
+	}
+	if err != nil {
+		return nil, sum, ck.Failed(err)
+	}
+	return trajs, sum, nil
 }
 
 // openRolloutPolicy loads --model on the in-process engine (sized by the engine flags), or

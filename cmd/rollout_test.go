@@ -1,12 +1,15 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gorstar/internal/testmodel"
 	"gorstar/rollout"
@@ -191,4 +194,94 @@ func TestRolloutBenchJSON(t *testing.T) {
 	if res["role_words"] != true || calls < 1 || res["failed_tool_calls"] == 0.0 && appended != 16*calls {
 		t.Errorf("role_words %v, %v appended tokens for %v tool calls: want true and 16 a call", res["role_words"], appended, calls)
 	}
+}
+
+// A rollout stopped midway (as by Ctrl-C) keeps its finished trajectories; the same command run
+// again rolls out only the rest and writes the traces an uninterrupted run writes, token for
+// token. Another command on the same --out is refused, naming what changed.
+func TestRolloutResumesAfterInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	model := testmodel.TinyDir(t)
+	var lines strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&lines, `{"problem":"What is %d+%d?","answer":"%d"}`+"\n", i, i+1, 2*i+1)
+	}
+	problems := writeFile(t, dir, "p.jsonl", lines.String())
+	args := func(out string) []string {
+		return []string{"rollout", "--model", model, "--data", problems, "--samples", "4", "--out", out,
+			"--jsonl", strings.TrimSuffix(out, ".parquet") + ".jsonl", "--max-tokens", "40", "--max-turns", "2",
+			"--temperature", "1", "--concurrency", "2", "--workers", "2", "--seed", "11", "--json", "--quiet"}
+	}
+	full := runCLI(t, args(filepath.Join(dir, "full.parquet"))...)
+	if full.Code != 0 && strings.Contains(full.Stderr, "sandbox") {
+		t.Skipf("skipped: no Python sandbox here: %s", full.Stderr)
+	}
+	if full.Code != 0 {
+		t.Fatalf("%+v", full)
+	}
+	want := readTraces(t, filepath.Join(dir, "full.jsonl"))
+
+	out := filepath.Join(dir, "cut.parquet")
+	manifest, partial := rollout.CheckpointPaths(out)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { // Ctrl-C once a few trajectories are kept
+		for ctx.Err() == nil {
+			if b, err := os.ReadFile(partial); err == nil && strings.Count(string(b), "\n") >= 3 {
+				cancel()
+				return
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	cut := runCLIWith(ctx, "", args(out)...)
+	cancel()
+	if cut.Code != 130 || !strings.Contains(cut.Stderr, "finished trajectories are kept in "+partial) {
+		t.Fatalf("interrupted run: %+v; want exit 130 (Ctrl-C) saying where the finished trajectories are", cut)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatalf("the interrupted run wrote %s", out)
+	}
+	kept := strings.Count(readFileT(t, partial), "\n")
+
+	// Other settings on the same --out: refused, the checkpoint left alone.
+	other := append(args(out), "--max-turns", "3")
+	if r := runCLI(t, other...); r.Code != 1 || !strings.Contains(r.Stderr, "max_turns (was 2, now 3)") {
+		t.Errorf("resume with another --max-turns: %+v", r)
+	}
+
+	res := runCLI(t, args(out)...)
+	if res.Code != 0 {
+		t.Fatalf("resumed run: %+v", res)
+	}
+	sum := decodeJSON(t, res)
+	if sum["trajectories"] != float64(24) || sum["resumed"] != float64(kept) || kept < 3 || kept >= 24 {
+		t.Errorf("resumed run: %v trajectories, %v resumed; the checkpoint held %d", sum["trajectories"], sum["resumed"], kept)
+	}
+	got := readTraces(t, filepath.Join(dir, "cut.jsonl"))
+	if len(got) != len(want) {
+		t.Fatalf("%d traces after resuming, want %d", len(got), len(want))
+	}
+	for i := range want {
+		a, b := want[i], got[i]
+		if a.ProblemIndex != b.ProblemIndex || a.Sample != b.Sample || a.Seed != b.Seed || a.Text != b.Text ||
+			!slices.Equal(a.ResponseIDs, b.ResponseIDs) || !slices.Equal(a.LogProbs, b.LogProbs) ||
+			!slices.Equal(a.LossMask, b.LossMask) || a.Finish != b.Finish || a.Reward != b.Reward {
+			t.Errorf("trace %d differs from the uninterrupted run's:\nwant %+v\ngot  %+v", i, a, b)
+		}
+	}
+	if _, err := os.Stat(partial); !os.IsNotExist(err) {
+		t.Errorf("the checkpoint is still there after the run finished: %v", err)
+	}
+	if _, err := os.Stat(manifest); err != nil {
+		t.Errorf("no manifest beside the traces: %v", err)
+	}
+}
+
+func readFileT(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

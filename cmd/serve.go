@@ -67,15 +67,20 @@ func loadPolicy(c *cli.Context, o Options, dir string, maxWaiting int) (*engine.
 // commandTemplate is the chat template of --template, else rollout.template: SFT, RL, eval and
 // serve render the same system turn.
 func commandTemplate(c *cli.Context, o Options) (*chat.Template, error) {
-	name := c.String("template")
-	if name == "" {
-		name = o.Config.Rollout.Template
-	}
+	name := templateName(c, o)
 	tmpl, err := chat.LoadTemplate(name)
 	if err != nil {
 		return nil, usererr.New("--template %s: %v", name, err)
 	}
 	return tmpl, nil
+}
+
+// templateName is --template, else rollout.template.
+func templateName(c *cli.Context, o Options) string {
+	if name := c.String("template"); name != "" {
+		return name
+	}
+	return o.Config.Rollout.Template
 }
 
 // checkEngineFlags checks the engine flags' ranges, each with its own message, and refuses an

@@ -7,9 +7,9 @@ import (
 	"gorstar/chat"
 	"gorstar/config"
 	"gorstar/exec"
+	"gorstar/internal/checkpoint"
 	"gorstar/internal/usererr"
 	"gorstar/rollout"
-	"gorstar/tokenizer"
 )
 
 // openPolicy opens the policy (rollout.OpenPolicy: natively or on the endpoints, checked to
@@ -27,7 +27,7 @@ func openPolicy(ctx context.Context, o Options, tmpl *chat.Template, primer stri
 		return nil, err
 	}
 	if o.Model != "" {
-		hash, err := modelSHA256(o.Model)
+		hash, err := checkpoint.ModelSHA256(o.Model)
 		if err != nil {
 			p.Close()
 			return nil, err
@@ -47,20 +47,6 @@ func chatOptions(tmpl *chat.Template, noTool bool) chat.Options {
 		co.Tools = nil
 	}
 	return co
-}
-
-// templateFingerprint hashes the prompt the renderer makes for a fixed probe question: it changes
-// with the template's text, the tool schema and the primer, which the name alone would not show.
-func templateFingerprint(tok *tokenizer.Tokenizer, co chat.Options) (string, error) {
-	r, err := chat.NewRenderer(tok, co)
-	if err != nil {
-		return "", err
-	}
-	ids, err := r.RenderPrompt([]chat.Message{{Role: chat.RoleUser, Content: "What is 6 times 7?"}})
-	if err != nil {
-		return "", err
-	}
-	return textSHA256(ids), nil
 }
 
 // lazyPool starts the sandbox pool on the first call, so a model that never calls the tool (or a

@@ -3,7 +3,6 @@ package eval
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"gorstar/data"
 	"gorstar/exec"
 	"gorstar/internal/atomicfile"
+	"gorstar/internal/checkpoint"
 	"gorstar/internal/progress"
 	"gorstar/internal/usererr"
 	"gorstar/reward"
@@ -57,7 +57,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer pol.Close()
-	if man.TemplateSHA256, err = templateFingerprint(pol.Tokenizer, co); err != nil {
+	if man.TemplateSHA256, err = rollout.TemplateFingerprint(pol.Tokenizer, co); err != nil {
 		return Result{}, err
 	}
 
@@ -66,7 +66,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	defer ckpt.close()
+	defer ckpt.Close()
 
 	tools := o.Tools
 	if tools == nil {
@@ -108,7 +108,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := writeAll(o.Out, mdPath, manPath, man, run.records, &res); err != nil {
 		return Result{}, err
 	}
-	ckpt.close()
+	ckpt.Close()
 	os.Remove(partialPath)
 	for _, w := range res.Warnings {
 		if o.Warn != nil {
@@ -175,7 +175,7 @@ func checkSampling(o *Options) error {
 // baseManifest records the data, the sampler and the grading; the model's part comes when it is
 // opened.
 func baseManifest(o Options, problems int) (Manifest, error) {
-	hash, err := fileSHA256(o.Data)
+	hash, err := checkpoint.FileSHA256(o.Data)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -189,25 +189,10 @@ func baseManifest(o Options, problems int) (Manifest, error) {
 }
 
 // resume reads the samples an earlier run with the same manifest finished, or starts a new
-// checkpoint; a checkpoint made under another manifest is refused, naming the field.
-func resume(man Manifest, manPath, partialPath string, problems []data.Problem) ([]Record, *checkpoint, error) {
-	if _, err := os.Stat(partialPath); err == nil {
-		old, err := readManifest(manPath)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, nil, err
-		}
-		if errors.Is(err, os.ErrNotExist) {
-			if err := writeManifest(manPath, man); err != nil {
-				return nil, nil, err
-			}
-		} else if d := man.diff(old); d != "" {
-			return nil, nil, usererr.New("eval: cannot resume %s: it was started with another %s; "+
-				"use another --out, or delete %s to start over", partialPath, d, partialPath)
-		}
-	} else if err := writeManifest(manPath, man); err != nil {
-		return nil, nil, err
-	}
-	ckpt, recs, err := openCheckpoint(partialPath)
+// checkpoint; a checkpoint made under another manifest is refused, naming the field. The model
+// and data paths may move: their hashes decide.
+func resume(man Manifest, manPath, partialPath string, problems []data.Problem) ([]Record, *checkpoint.Log[Record], error) {
+	ckpt, recs, err := checkpoint.Resume[Manifest, Record]("eval", man, manPath, partialPath, "data", "model")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -244,7 +229,7 @@ func rolloutOptions(o Options, co chat.Options) rollout.Options {
 type runState struct {
 	o        Options
 	problems []data.Problem
-	ckpt     *checkpoint
+	ckpt     *checkpoint.Log[Record]
 	bar      *progress.Bar
 
 	mu        sync.Mutex
@@ -269,7 +254,7 @@ func (s *runState) finish(t rollout.Trajectory) {
 		return
 	}
 	r := record(t, s.problems[t.ProblemIndex])
-	err := s.ckpt.add(r)
+	err := s.ckpt.Add(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil && s.ckptErr == nil {

@@ -28,6 +28,9 @@ type Summary struct {
 	ToolP50MS        float64 `json:"tool_p50_ms"`
 	ToolP99MS        float64 `json:"tool_p99_ms"`
 	Seconds          float64 `json:"seconds"`
+	// Resumed counts the trajectories an interrupted run had finished (`gorstar rollout` on the same
+	// --out): the rates and the seconds are this run's.
+	Resumed int `json:"resumed,omitempty"`
 }
 
 // Summarize totals trajectories that took wall time to roll out.

@@ -1,0 +1,218 @@
+package rollout
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"gorstar/chat"
+	"gorstar/data"
+	"gorstar/internal/checkpoint"
+	"gorstar/tokenizer"
+)
+
+// SeedRule says how each trajectory's seed is made, so a reader can redraw any of them.
+const SeedRule = "rollout.SampleSeed(seed, problem index, sample index)"
+
+// Manifest is what a run's trajectories depend on (`gorstar rollout` writes it beside its traces,
+// as OUT.manifest.json): a run started again on the same --out resumes only under the same one.
+type Manifest struct {
+	Data       string `json:"data"`
+	DataSHA256 string `json:"data_sha256"`
+	Problems   int    `json:"problems"`
+
+	// Template is the chat template's name; TemplateSHA256 fingerprints the prompt it renders
+	// (TemplateFingerprint), so an edited template shows.
+	Template       string `json:"template"`
+	TemplateSHA256 string `json:"template_sha256"`
+	ToolTextChars  int    `json:"tool_text_chars"`
+	ToolSessions   bool   `json:"tool_sessions,omitempty"`
+
+	Samples     int     `json:"samples"`
+	Temperature float64 `json:"temperature"`
+	TopP        float64 `json:"top_p"`
+	MaxTokens   int     `json:"max_tokens"`
+	MaxTurns    int     `json:"max_turns"`
+	Seed        uint64  `json:"seed"`
+	SeedRule    string  `json:"seed_rule"`
+	// Reward is the grading mode of the trajectories' rewards.
+	Reward string `json:"reward"`
+
+	// Model and ModelSHA256 (config.json and the safetensors) for a native run; Endpoints and
+	// ServedModel for a remote one.
+	Model       string   `json:"model,omitempty"`
+	ModelSHA256 string   `json:"model_sha256,omitempty"`
+	Endpoints   []string `json:"endpoints,omitempty"`
+	ServedModel string   `json:"served_model,omitempty"`
+
+	Gorstar string `json:"gorstar_version"`
+}
+
+// NewManifest describes a run of the loop options o on the problems of the file data with the
+// policy p (natively: its model directory's hash; remotely: its endpoints); template is the
+// chat template's name.
+func NewManifest(data string, problems int, template string, p *Policy, o Options, version string) (Manifest, error) {
+	m := Manifest{
+		Data: data, Problems: problems, Template: template,
+		ToolTextChars: o.ToolTextChars, ToolSessions: o.ToolSessions,
+		Samples: o.Samples, Temperature: o.Temperature, TopP: o.TopP,
+		MaxTokens: o.MaxResponseTokens, MaxTurns: o.MaxTurns, Seed: o.Seed, SeedRule: SeedRule,
+		Reward: o.Reward.Mode.String(), Gorstar: version,
+	}
+	var err error
+	if m.DataSHA256, err = checkpoint.FileSHA256(data); err != nil {
+		return m, err
+	}
+	if m.TemplateSHA256, err = TemplateFingerprint(p.Tokenizer, o.Chat); err != nil {
+		return m, err
+	}
+	if p.Engine != nil {
+		m.Model = p.Model
+		if m.ModelSHA256, err = checkpoint.ModelSHA256(p.Model); err != nil {
+			return m, err
+		}
+	} else {
+		m.Endpoints, m.ServedModel = p.Endpoints, p.ServedModel
+	}
+	return m, nil
+}
+
+// TemplateFingerprint hashes the prompt the renderer makes for a fixed probe question: it changes
+// with the template's text, the tool schema and the primer, which the name alone would not show.
+func TemplateFingerprint(tok *tokenizer.Tokenizer, co chat.Options) (string, error) {
+	r, err := chat.NewRenderer(tok, co)
+	if err != nil {
+		return "", err
+	}
+	ids, err := r.RenderPrompt([]chat.Message{{Role: chat.RoleUser, Content: "What is 6 times 7?"}})
+	if err != nil {
+		return "", err
+	}
+	return checkpoint.IDsSHA256(ids), nil
+}
+
+// CheckpointPaths are the files kept beside a run's traces out: the manifest (kept) and the
+// finished trajectories (while the run is unfinished).
+func CheckpointPaths(out string) (manifest, partial string) {
+	base := strings.TrimSuffix(out, ".parquet")
+	return base + ".manifest.json", base + ".partial.jsonl"
+}
+
+// Checkpoint keeps a run's finished trajectories as they finish, so that the run, killed or
+// failed midway and started again with the same manifest, rolls out only the rest: the seeds do
+// not change, so the traces are those of an uninterrupted run. Use Pending and Add as the loop's
+// Options.Pending and Options.OnFinish.
+type Checkpoint struct {
+	log      *checkpoint.Log[Trajectory]
+	Manifest string // its path
+	done     map[[2]int]bool
+	// Done are the trajectories an earlier run finished.
+	Done []Trajectory
+
+	mu    sync.Mutex
+	added int
+	err   error
+}
+
+// OpenCheckpoint resumes the run of man whose traces go to out, or starts its checkpoint; one
+// left by a run with another manifest is refused, naming the field (the data and model paths may
+// move: their hashes decide).
+func OpenCheckpoint(out string, man Manifest, problems []data.Problem) (*Checkpoint, error) {
+	manPath, partial := CheckpointPaths(out)
+	log, ts, err := checkpoint.Resume[Manifest, Trajectory]("rollout", man, manPath, partial, "data", "model")
+	if err != nil {
+		return nil, err
+	}
+	c := &Checkpoint{log: log, Manifest: manPath, done: map[[2]int]bool{}}
+	for _, t := range ts { // only what fits this run, each once
+		key := [2]int{t.ProblemIndex, t.Sample}
+		if t.ProblemIndex < len(problems) && problems[t.ProblemIndex].ID == t.ProblemID && t.Sample < man.Samples &&
+			t.Finish != FinishError && !c.done[key] {
+			c.done[key] = true
+			c.Done = append(c.Done, t)
+		}
+	}
+	return c, nil
+}
+
+// Path is the checkpoint's file.
+func (c *Checkpoint) Path() string { return c.log.Path() }
+
+// Pending says whether sample j of problem i is still to roll out.
+func (c *Checkpoint) Pending(i, j int) bool { return !c.done[[2]int{i, j}] }
+
+// Add keeps a finished trajectory; one the backend failed on is not kept, so it is rolled out
+// again on resume. The first write error is kept for Err.
+func (c *Checkpoint) Add(t Trajectory) {
+	if t.Finish == FinishError {
+		return
+	}
+	err := c.log.Add(t)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil {
+		c.added++
+	} else if c.err == nil {
+		c.err = err
+	}
+}
+
+// Err is the first error writing the checkpoint.
+func (c *Checkpoint) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Merge returns the earlier run's trajectories with this run's, in order: problem by problem,
+// sample by sample.
+func (c *Checkpoint) Merge(ts []Trajectory) []Trajectory {
+	all := append(slices.Clone(c.Done), ts...)
+	slices.SortFunc(all, func(a, b Trajectory) int {
+		if a.ProblemIndex != b.ProblemIndex {
+			return a.ProblemIndex - b.ProblemIndex
+		}
+		return a.Sample - b.Sample
+	})
+	return all
+}
+
+// Failed is err, for a run that stopped midway, with how many finished trajectories the
+// checkpoint holds and how to finish (when it holds any).
+func (c *Checkpoint) Failed(err error) error {
+	c.mu.Lock()
+	n := len(c.Done) + c.added
+	c.mu.Unlock()
+	if n == 0 {
+		return fmt.Errorf("rollout: %w", err)
+	}
+	return fmt.Errorf("rollout: %w (the %d finished trajectories are kept in %s: run the same command again to finish)",
+		err, n, c.Path())
+}
+
+// Discard closes the checkpoint and, when it holds no finished trajectory, removes it and the
+// manifest: a run that failed before finishing anything leaves nothing behind.
+func (c *Checkpoint) Discard() {
+	c.log.Close()
+	c.mu.Lock()
+	empty := len(c.Done)+c.added == 0
+	c.mu.Unlock()
+	if empty {
+		os.Remove(c.Path())
+		os.Remove(c.Manifest)
+	}
+}
+
+// Close closes the checkpoint; Finish also removes its file, once the traces are written.
+func (c *Checkpoint) Close() error { return c.log.Close() }
+
+// Finish closes the checkpoint and removes its file (the manifest stays beside the traces).
+func (c *Checkpoint) Finish() error {
+	c.log.Close()
+	if err := os.Remove(c.Path()); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
+}
