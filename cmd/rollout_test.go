@@ -241,7 +241,7 @@ func TestRolloutResumesAfterInterrupt(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Fatalf("the interrupted run wrote %s", out)
 	}
-	kept := strings.Count(readFileT(t, partial), "\n")
+	kept := strings.Count(dataTestRead(t, partial), "\n")
 
 	// Other settings on the same --out: refused, the checkpoint left alone.
 	other := append(args(out), "--max-turns", "3")
@@ -275,13 +275,4 @@ func TestRolloutResumesAfterInterrupt(t *testing.T) {
 	if _, err := os.Stat(manifest); err != nil {
 		t.Errorf("no manifest beside the traces: %v", err)
 	}
-}
-
-func readFileT(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

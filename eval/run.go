@@ -180,11 +180,14 @@ func baseManifest(o Options, problems int) (Manifest, error) {
 		return Manifest{}, err
 	}
 	return Manifest{
-		Data: o.Data, DataSHA256: hash, Problems: problems, Limit: o.Eval.Limit,
-		Template: o.Template, Tool: !o.NoTool, ToolTextChars: o.ToolTextChars, ToolSessions: o.ToolSessions,
-		Samples: o.Eval.Samples, Temperature: o.Eval.Temperature, TopP: o.TopP,
-		MaxTokens: o.Eval.MaxTokens, MaxTurns: o.Eval.MaxTurns, Seed: o.Seed, SeedRule: SeedRule,
-		Gorstar: o.Version, Grading: "strict (summary), rstar2 (beside)",
+		Manifest: rollout.Manifest{
+			Data: o.Data, DataSHA256: hash, Problems: problems,
+			Template: o.Template, ToolTextChars: o.ToolTextChars, ToolSessions: o.ToolSessions,
+			Samples: o.Eval.Samples, Temperature: o.Eval.Temperature, TopP: o.TopP,
+			MaxTokens: o.Eval.MaxTokens, MaxTurns: o.Eval.MaxTurns, Seed: o.Seed, SeedRule: SeedRule,
+			Gorstar: o.Version,
+		},
+		Limit: o.Eval.Limit, Tool: !o.NoTool, Grading: "strict (summary), rstar2 (beside)",
 	}, nil
 }
 

@@ -38,7 +38,7 @@ type Manifest struct {
 	Seed        uint64  `json:"seed"`
 	SeedRule    string  `json:"seed_rule"`
 	// Reward is the grading mode of the trajectories' rewards.
-	Reward string `json:"reward"`
+	Reward string `json:"reward,omitempty"`
 
 	// Model and ModelSHA256 (config.json and the safetensors) for a native run; Endpoints and
 	// ServedModel for a remote one.

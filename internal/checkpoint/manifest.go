@@ -47,12 +47,23 @@ func Resume[M, T any](cmd string, man M, manPath, logPath string, ignore ...stri
 }
 
 // Diff names the first field (by its JSON name) in which now and was, structs of one type,
-// differ, with both values; "" when they agree. Fields named in ignore are skipped.
+// differ, with both values; "" when they agree. Fields named in ignore are skipped; the fields of
+// an embedded struct count as the outer struct's, as in its JSON.
 func Diff(now, was any, ignore ...string) string {
-	a, b := reflect.ValueOf(now), reflect.ValueOf(was)
+	return diff(reflect.ValueOf(now), reflect.ValueOf(was), ignore)
+}
+
+func diff(a, b reflect.Value, ignore []string) string {
 	t := a.Type()
 	for i := range t.NumField() {
-		name := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			if d := diff(a.Field(i), b.Field(i), ignore); d != "" {
+				return d
+			}
+			continue
+		}
+		name := strings.Split(f.Tag.Get("json"), ",")[0]
 		if slices.Contains(ignore, name) {
 			continue
 		}
