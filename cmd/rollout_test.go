@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -222,7 +223,7 @@ func TestRolloutResumesAfterInterrupt(t *testing.T) {
 	want := readTraces(t, filepath.Join(dir, "full.jsonl"))
 
 	out := filepath.Join(dir, "cut.parquet")
-	manifest, partial := rollout.CheckpointPaths(out)
+	_, partial := rollout.CheckpointPaths(out)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { // Ctrl-C once a few trajectories are kept
 		for ctx.Err() == nil {
@@ -241,23 +242,52 @@ func TestRolloutResumesAfterInterrupt(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Fatalf("the interrupted run wrote %s", out)
 	}
-	kept := strings.Count(dataTestRead(t, partial), "\n")
 
 	// Other settings on the same --out: refused, the checkpoint left alone.
 	other := append(args(out), "--max-turns", "3")
 	if r := runCLI(t, other...); r.Code != 1 || !strings.Contains(r.Stderr, "max_turns (was 2, now 3)") {
 		t.Errorf("resume with another --max-turns: %+v", r)
 	}
+	resumeAndCompare(t, args(out), want)
 
-	res := runCLI(t, args(out)...)
+	// The same after a SIGKILL of the binary (no handler runs; a line may be torn).
+	out = filepath.Join(dir, "killed.parquet")
+	_, partial = rollout.CheckpointPaths(out)
+	cmd := osexec.Command(gorstarBinary(t), args(out)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if b, err := os.ReadFile(partial); err == nil && strings.Count(string(b), "\n") >= 3 {
+			break
+		}
+	}
+	cmd.Process.Kill()
+	if err := cmd.Wait(); err == nil {
+		t.Fatalf("the run ended before it was killed")
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatalf("the killed run wrote %s", out)
+	}
+	resumeAndCompare(t, args(out), want)
+}
+
+// resumeAndCompare runs an interrupted rollout's command again and checks that it rolled out
+// only what its checkpoint lacked and wrote the uninterrupted run's traces.
+func resumeAndCompare(t *testing.T, args []string, want []rollout.Trajectory) {
+	t.Helper()
+	out := args[slices.Index(args, "--out")+1]
+	manifest, partial := rollout.CheckpointPaths(out)
+	kept := strings.Count(dataTestRead(t, partial), "\n") // whole lines: a torn one is rolled again
+	res := runCLI(t, args...)
 	if res.Code != 0 {
 		t.Fatalf("resumed run: %+v", res)
 	}
 	sum := decodeJSON(t, res)
-	if sum["trajectories"] != float64(24) || sum["resumed"] != float64(kept) || kept < 3 || kept >= 24 {
+	if sum["trajectories"] != float64(len(want)) || sum["resumed"] != float64(kept) || kept < 3 || kept >= len(want) {
 		t.Errorf("resumed run: %v trajectories, %v resumed; the checkpoint held %d", sum["trajectories"], sum["resumed"], kept)
 	}
-	got := readTraces(t, filepath.Join(dir, "cut.jsonl"))
+	got := readTraces(t, strings.TrimSuffix(out, ".parquet")+".jsonl")
 	if len(got) != len(want) {
 		t.Fatalf("%d traces after resuming, want %d", len(got), len(want))
 	}
