@@ -8,6 +8,7 @@ type Rollout struct {
 	Temperature   float64  `toml:"temperature" comment:"Sampling temperature of RL rollouts."`
 	TopP          float64  `toml:"top_p" comment:"Nucleus sampling mass (1 = off)."`
 	Endpoints     []string `toml:"endpoints" comment:"OpenAI-compatible servers (vLLM, SGLang, gorstar serve) to roll out on; empty = the in-process engine."`
+	WeightHook    []string `toml:"weight_hook" comment:"With rollout.endpoints, for servers without /update_weights_from_disk (vLLM): the command and its arguments, run once per server after each weight push (before the first rollout and after every RL step) with GORSTAR_ENDPOINT, GORSTAR_WEIGHTS_DIR and GORSTAR_WEIGHT_VERSION in its environment; exit status 0 means the server now serves those weights. Empty: such a server fails the push."`
 	ToolSessions  bool     `toml:"tool_sessions" comment:"Run a trajectory's tool calls in one live interpreter, like notebook cells (variables, imports and files carry over); false (rStar2) runs each call in a fresh process. Keep exec.sessions_per_worker × workers at least the trajectories in flight."`
 }
 

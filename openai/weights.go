@@ -84,7 +84,7 @@ func (c *Client) loadWeights(ctx context.Context, ep *endpoint, dir, version str
 	var ae *attemptError
 	if errors.As(err, &ae) && (ae.status == http.StatusNotFound || ae.status == http.StatusMethodNotAllowed) {
 		if len(c.opts.WeightHook) == 0 {
-			return "", fmt.Errorf("the server has no /update_weights_from_disk (vLLM?): give a weight hook command")
+			return "", fmt.Errorf("the server has no /update_weights_from_disk (vLLM?): give a weight hook command (rollout.weight_hook)")
 		}
 		return version, c.runHook(ctx, ep, dir, version)
 	}

@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(runChild())
 	}
+	if os.Getenv(hookTargetEnv) != "" && os.Getenv("GORSTAR_WEIGHTS_DIR") != "" {
+		os.Exit(runHook())
+	}
 	os.Exit(m.Run())
 }
 

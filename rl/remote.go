@@ -39,7 +39,7 @@ func (t *trainer) connectRemote(ctx context.Context) error {
 		return err
 	}
 	c, err := openai.New(openai.Options{Endpoints: t.o.Rollout.Endpoints, Model: t.o.ServedModel,
-		Warn: func(s string) { t.o.logf("rl: %s", s) }})
+		WeightHook: t.o.Rollout.WeightHook, Warn: func(s string) { t.o.logf("rl: %s", s) }})
 	if err != nil {
 		return usererr.New("rl: remote rollouts: %v", err)
 	}

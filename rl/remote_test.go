@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,4 +168,72 @@ func TestUnreachableEndpointFailsBeforeAnyStep(t *testing.T) {
 		t.Errorf("the refused run created its output directory")
 	}
 	t.Log(err)
+}
+
+// hookTargetEnv, set in a test's environment (which the weight hook inherits), turns the test
+// binary into a weight hook: it posts the pushed directory and version to that server, as a
+// script that reloads vLLM would, and appends the version to the file in hookLogEnv.
+const hookTargetEnv, hookLogEnv = "GORSTAR_RL_TEST_HOOK_TARGET", "GORSTAR_RL_TEST_HOOK_LOG"
+
+// runHook is the test binary run as the weight hook (TestMain).
+func runHook() int {
+	if err := pushAs(os.Getenv(hookTargetEnv), os.Getenv("GORSTAR_WEIGHTS_DIR"), os.Getenv("GORSTAR_WEIGHT_VERSION")); err != nil {
+		fmt.Fprintln(os.Stderr, "hook:", err)
+		return 1
+	}
+	f, err := os.OpenFile(os.Getenv(hookLogEnv), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hook:", err)
+		return 1
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s %s\n", os.Getenv("GORSTAR_ENDPOINT"), os.Getenv("GORSTAR_WEIGHT_VERSION"))
+	return 0
+}
+
+// A server without /update_weights_from_disk (vLLM's case: here a proxy in front of gorstar serve
+// that answers 404 there) gets each push through rollout.weight_hook, which runs once per push
+// with the endpoint, directory and version; the run's rollouts then carry the pushed versions.
+// Without a hook the run fails before its first step, naming the key.
+func TestWeightHookForServersWithoutUpdate(t *testing.T) {
+	pol := policyDir(t)
+	real := serveOn(t, pol)
+	target, _ := url.Parse(real)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	vllm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/update_weights_from_disk" {
+			http.NotFound(w, r)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(vllm.Close)
+
+	o := testOptions(pol, problemsFile(t, 20, 0), filepath.Join(t.TempDir(), "nohook"))
+	o.RL.Stages[0].Steps, o.RL.Stages[1].Steps = 1, 1
+	o.Rollout.Endpoints, o.ServedModel = []string{vllm.URL}, servedName
+	o.Progress = func(rl.Progress) { t.Error("a step ran without a way to give the server its weights") }
+	_, err := rl.Run(context.Background(), o)
+	skipWithoutSandbox(t, err)
+	if err == nil || !strings.Contains(err.Error(), "rollout.weight_hook") {
+		t.Fatalf("no hook: %v, want an error naming rollout.weight_hook", err)
+	}
+
+	log := filepath.Join(t.TempDir(), "hook.log")
+	t.Setenv(hookTargetEnv, real)
+	t.Setenv(hookLogEnv, log)
+	o.Out, o.Progress = filepath.Join(t.TempDir(), "hook"), nil
+	o.Rollout.WeightHook = []string{os.Args[0], "-test.run=^$"}
+	res, err := rl.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(log)
+	want := fmt.Sprintf("%[1]s 0\n%[1]s 1\n%[1]s 2\n", vllm.URL)
+	if res.Steps != 2 || string(b) != want {
+		t.Errorf("%d steps; the hook ran for %q, want %q", res.Steps, b, want)
+	}
+	if v := weightVersion(t, real); v != "2" {
+		t.Errorf("the server serves weight version %q after 2 steps, want \"2\"", v)
+	}
 }
