@@ -93,11 +93,17 @@ func TemplateFingerprint(tok *tokenizer.Tokenizer, co chat.Options) (string, err
 	return checkpoint.IDsSHA256(ids), nil
 }
 
-// CheckpointPaths are the files kept beside a run's traces out: the manifest (kept) and the
-// finished trajectories (while the run is unfinished).
+// CheckpointPaths are the files kept beside a run's traces out: the manifest of the finished run,
+// and, while a run is unfinished, its finished trajectories (partial) with its manifest beside them
+// (partialManifest, renamed to manifest once the traces are written: a run that fails never
+// touches the manifest of the traces an earlier run left at out).
 func CheckpointPaths(out string) (manifest, partial string) {
 	base := strings.TrimSuffix(out, ".parquet")
 	return base + ".manifest.json", base + ".partial.jsonl"
+}
+
+func partialManifest(partial string) string {
+	return strings.TrimSuffix(partial, ".jsonl") + ".manifest.json"
 }
 
 // Checkpoint keeps a run's finished trajectories as they finish, so that the run, killed or
@@ -106,7 +112,7 @@ func CheckpointPaths(out string) (manifest, partial string) {
 // Options.Pending and Options.OnFinish.
 type Checkpoint struct {
 	log      *checkpoint.Log[Trajectory]
-	Manifest string // its path
+	Manifest string // where Finish puts the manifest
 	done     map[[2]int]bool
 	// Done are the trajectories an earlier run finished.
 	Done []Trajectory
@@ -121,7 +127,7 @@ type Checkpoint struct {
 // move: their hashes decide).
 func OpenCheckpoint(out string, man Manifest, problems []data.Problem) (*Checkpoint, error) {
 	manPath, partial := CheckpointPaths(out)
-	log, ts, err := checkpoint.Resume[Manifest, Trajectory]("rollout", man, manPath, partial, "data", "model")
+	log, ts, err := checkpoint.Resume[Manifest, Trajectory]("rollout", man, partialManifest(partial), partial, "data", "model")
 	if err != nil {
 		return nil, err
 	}
@@ -201,16 +207,19 @@ func (c *Checkpoint) Discard() {
 	c.mu.Unlock()
 	if empty {
 		os.Remove(c.Path())
-		os.Remove(c.Manifest)
+		os.Remove(partialManifest(c.Path()))
 	}
 }
 
-// Close closes the checkpoint; Finish also removes its file, once the traces are written.
+// Close closes the checkpoint and leaves its files for a later run to resume.
 func (c *Checkpoint) Close() error { return c.log.Close() }
 
-// Finish closes the checkpoint and removes its file (the manifest stays beside the traces).
+// Finish closes the checkpoint, moves its manifest beside the traces and removes its file.
 func (c *Checkpoint) Finish() error {
 	c.log.Close()
+	if err := os.Rename(partialManifest(c.Path()), c.Manifest); err != nil {
+		return err
+	}
 	if err := os.Remove(c.Path()); err != nil && !os.IsNotExist(err) {
 		return err
 	}

@@ -73,15 +73,27 @@ func TestCheckpointResume(t *testing.T) {
 	if err := ck.Finish(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(partial); !os.IsNotExist(err) {
-		t.Errorf("Finish left %s: %v", partial, err)
+	for _, p := range []string{partial, partialManifest(partial)} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("Finish left %s: %v", p, err)
+		}
+	}
+	var got Manifest
+	manPath, _ := CheckpointPaths(out)
+	if b, err := os.ReadFile(manPath); err != nil || json.Unmarshal(b, &got) != nil || got.DataSHA256 != "d" {
+		t.Errorf("no manifest beside the traces after Finish: %q, %v", b, err)
 	}
 }
 
 // A checkpoint made under another manifest is refused with one line naming the field; one that
-// holds nothing is removed, with its manifest, when the run fails.
+// holds nothing is removed, with its manifest, when the run fails, and the manifest of the traces
+// an earlier run finished is left as it was.
 func TestCheckpointRefusesOtherManifest(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "t.parquet")
+	manPath, partial := CheckpointPaths(out)
+	if err := os.WriteFile(manPath, []byte("an earlier run's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	problems := []data.Problem{{ID: "a"}}
 	man := Manifest{Data: "p.jsonl", DataSHA256: "d", Problems: 1, Samples: 2, Temperature: 1, Model: "m", ModelSHA256: "h"}
 	ck, err := OpenCheckpoint(out, man, problems)
@@ -111,10 +123,12 @@ func TestCheckpointRefusesOtherManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	ck.Discard()
-	manPath, partial := CheckpointPaths(out)
-	for _, p := range []string{manPath, partial} {
+	for _, p := range []string{partialManifest(partial), partial} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("an empty checkpoint's %s is still there: %v", p, err)
 		}
+	}
+	if b, _ := os.ReadFile(manPath); string(b) != "an earlier run's\n" {
+		t.Errorf("the earlier traces' manifest became %q", b)
 	}
 }
