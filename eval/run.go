@@ -62,7 +62,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 
 	mdPath, manPath, partialPath := Paths(o.Out)
-	done, ckpt, err := resume(man, manPath, partialPath, problems)
+	done, ckpt, err := resume(man, partialPath, problems)
 	if err != nil {
 		return Result{}, err
 	}
@@ -110,6 +110,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	ckpt.Close()
 	os.Remove(partialPath)
+	os.Remove(checkpoint.PartialManifest(partialPath))
 	for _, w := range res.Warnings {
 		if o.Warn != nil {
 			o.Warn(w)
@@ -192,10 +193,11 @@ func baseManifest(o Options, problems int) (Manifest, error) {
 }
 
 // resume reads the samples an earlier run with the same manifest finished, or starts a new
-// checkpoint; a checkpoint made under another manifest is refused, naming the field. The model
-// and data paths may move: their hashes decide.
-func resume(man Manifest, manPath, partialPath string, problems []data.Problem) ([]Record, *checkpoint.Log[Record], error) {
-	ckpt, recs, err := checkpoint.Resume[Manifest, Record]("eval", man, manPath, partialPath, "data", "model")
+// checkpoint (its manifest beside it until the results are written); a checkpoint made under
+// another manifest is refused, naming the field. The model and data paths may move: their hashes
+// decide.
+func resume(man Manifest, partialPath string, problems []data.Problem) ([]Record, *checkpoint.Log[Record], error) {
+	ckpt, recs, err := checkpoint.Resume[Manifest, Record]("eval", man, checkpoint.PartialManifest(partialPath), partialPath, "data", "model")
 	if err != nil {
 		return nil, nil, err
 	}

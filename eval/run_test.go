@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"gorstar/config"
+	"gorstar/internal/checkpoint"
 	"gorstar/internal/progress"
 	"gorstar/internal/testmodel"
 )
@@ -68,12 +69,12 @@ func TestEvalResumeSameSummary(t *testing.T) {
 
 	// The interrupted run: its manifest, 5 finished samples out of order, half a sixth line.
 	out := filepath.Join(dir, "resumed.parquet")
-	_, manPath, partial := Paths(out)
+	_, _, partial := Paths(out)
 	man, err := readManifest(full.Manifest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := writeManifest(manPath, man); err != nil {
+	if err := writeManifest(checkpoint.PartialManifest(partial), man); err != nil {
 		t.Fatal(err)
 	}
 	var lines strings.Builder
@@ -116,14 +117,14 @@ func TestEvalResumeRefusesOtherManifest(t *testing.T) {
 	data := writeProblems(t, dir, 2)
 	out := filepath.Join(dir, "r.parquet")
 	o := testOptions(t, model, data, out)
-	_, manPath, partial := Paths(out)
+	_, _, partial := Paths(out)
 	res, err := Run(ctxT(t), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	man, _ := readManifest(res.Manifest)
 	man.Temperature = 0.6
-	if err := writeManifest(manPath, man); err != nil {
+	if err := writeManifest(checkpoint.PartialManifest(partial), man); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(partial, nil, 0o644); err != nil {

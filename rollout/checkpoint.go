@@ -102,10 +102,6 @@ func CheckpointPaths(out string) (manifest, partial string) {
 	return base + ".manifest.json", base + ".partial.jsonl"
 }
 
-func partialManifest(partial string) string {
-	return strings.TrimSuffix(partial, ".jsonl") + ".manifest.json"
-}
-
 // Checkpoint keeps a run's finished trajectories as they finish, so that the run, killed or
 // failed midway and started again with the same manifest, rolls out only the rest: the seeds do
 // not change, so the traces are those of an uninterrupted run. Use Pending and Add as the loop's
@@ -127,7 +123,7 @@ type Checkpoint struct {
 // move: their hashes decide).
 func OpenCheckpoint(out string, man Manifest, problems []data.Problem) (*Checkpoint, error) {
 	manPath, partial := CheckpointPaths(out)
-	log, ts, err := checkpoint.Resume[Manifest, Trajectory]("rollout", man, partialManifest(partial), partial, "data", "model")
+	log, ts, err := checkpoint.Resume[Manifest, Trajectory]("rollout", man, checkpoint.PartialManifest(partial), partial, "data", "model")
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +203,7 @@ func (c *Checkpoint) Discard() {
 	c.mu.Unlock()
 	if empty {
 		os.Remove(c.Path())
-		os.Remove(partialManifest(c.Path()))
+		os.Remove(checkpoint.PartialManifest(c.Path()))
 	}
 }
 
@@ -217,7 +213,7 @@ func (c *Checkpoint) Close() error { return c.log.Close() }
 // Finish closes the checkpoint, moves its manifest beside the traces and removes its file.
 func (c *Checkpoint) Finish() error {
 	c.log.Close()
-	if err := os.Rename(partialManifest(c.Path()), c.Manifest); err != nil {
+	if err := os.Rename(checkpoint.PartialManifest(c.Path()), c.Manifest); err != nil {
 		return err
 	}
 	if err := os.Remove(c.Path()); err != nil && !os.IsNotExist(err) {

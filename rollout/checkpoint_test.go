@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"gorstar/data"
+	"gorstar/internal/checkpoint"
 )
 
 // A checkpoint reads back what an earlier run kept, whatever the kill left: a torn last line is
@@ -73,7 +74,7 @@ func TestCheckpointResume(t *testing.T) {
 	if err := ck.Finish(); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{partial, partialManifest(partial)} {
+	for _, p := range []string{partial, checkpoint.PartialManifest(partial)} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("Finish left %s: %v", p, err)
 		}
@@ -123,7 +124,7 @@ func TestCheckpointRefusesOtherManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	ck.Discard()
-	for _, p := range []string{partialManifest(partial), partial} {
+	for _, p := range []string{checkpoint.PartialManifest(partial), partial} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("an empty checkpoint's %s is still there: %v", p, err)
 		}

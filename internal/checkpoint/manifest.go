@@ -17,8 +17,15 @@ import (
 	"gorstar/internal/usererr"
 )
 
+// PartialManifest is where an unfinished run whose log is logPath keeps its manifest: beside the
+// log, not where the finished run's goes, so that a run that fails leaves the manifest of the
+// results an earlier run finished as it was.
+func PartialManifest(logPath string) string {
+	return strings.TrimSuffix(logPath, ".jsonl") + ".manifest.json"
+}
+
 // Resume opens the log of finished items of a run whose settings are man (a struct with JSON
-// tags, written to manPath): when the log at logPath exists, the manifest an earlier run left at
+// tags, written to manPath, usually PartialManifest(logPath)): when the log at logPath exists, the manifest an earlier run left at
 // manPath must equal man, or the run is refused with one line naming the first field that differs
 // (cmd names the command in it); otherwise man is written and the log
 // starts empty. Fields named in ignore (paths that may move while their hashes decide) are not
