@@ -10,12 +10,14 @@ import (
 	"gorstar/engine"
 	"gorstar/eval"
 	"gorstar/internal/atomicfile"
+	"gorstar/internal/checkpoint"
 	"gorstar/internal/progress"
 	"gorstar/internal/rundir"
 )
 
 // The evaluation stages: eval-sft after SFT and eval-<stage> after each RL stage, each writing
-// eval/<stage>.{parquet,md,manifest.json} (eval.Run, resumable with the same output) and
+// eval/<stage>.{parquet,md,manifest.json} (eval.Run, resumable with the same output: its
+// checkpoint is eval/<stage>.partial.{jsonl,manifest.json} meanwhile) and
 // eval/<stage>.json (EvalSummary).
 
 // evalStageOf is the evaluation of the model in modelDir, written by stage `by`, as eval/<after>.
@@ -24,7 +26,7 @@ func (p *pipeline) evalStageOf(after, modelDir, by string) *stage {
 	md, manifest, partial := eval.Paths(l.EvalResults(after))
 	return &stage{name: evalStage(after),
 		inputs:  []input{{path: filepath.Join(modelDir, "config.json"), by: by}, {path: l.EvalData(), by: stageData}},
-		outputs: []string{l.EvalResults(after), md, manifest, partial, l.EvalSummary(after), l.EvalTraces(after)},
+		outputs: []string{l.EvalResults(after), md, manifest, partial, checkpoint.PartialManifest(partial), l.EvalSummary(after), l.EvalTraces(after)},
 		run:     func(ctx context.Context) error { return p.runEval(ctx, after, modelDir) },
 		commands: func() []StageCommand {
 			return []StageCommand{{Stage: evalStage(after), Args: append(p.gorstar(), "eval", "--model", modelDir,
