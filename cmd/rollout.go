@@ -38,7 +38,7 @@ func rolloutCommand() *cli.Command {
 			&cli.StringFlag{Name: "data", Usage: "problems table `FILE` (.parquet or .jsonl with problem and answer)"},
 			&cli.IntFlag{Name: "samples", Value: 1, Usage: "rollouts per problem (a GRPO group)"},
 			&cli.StringFlag{Name: "out", Usage: "traces `FILE` (.parquet), written when every rollout is done; until then finished " +
-				"trajectories are kept in FILE.partial.jsonl, and the same command run again resumes; FILE.manifest.json records the settings of the traces"},
+				"trajectories are kept beside it (t.partial.jsonl for t.parquet) and the same command run again resumes; t.manifest.json records the settings of the traces"},
 			&cli.StringFlag{Name: "jsonl", Usage: "also write the traces as JSON lines to `FILE` (for people)"},
 			&cli.IntFlag{Name: "max-turns", Usage: "assistant turns per rollout at most", DefaultText: "rollout.max_turns"},
 			&cli.IntFlag{Name: "max-tokens", Usage: "response budget: generated plus tool tokens", DefaultText: "the first RL stage's max_response_tokens"},
