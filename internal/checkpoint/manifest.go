@@ -25,11 +25,10 @@ func PartialManifest(logPath string) string {
 }
 
 // Resume opens the log of finished items of a run whose settings are man (a struct with JSON
-// tags, written to manPath, usually PartialManifest(logPath)): when the log at logPath exists, the manifest an earlier run left at
-// manPath must equal man, or the run is refused with one line naming the first field that differs
-// (cmd names the command in it); otherwise man is written and the log
-// starts empty. Fields named in ignore (paths that may move while their hashes decide) are not
-// compared.
+// tags, kept at manPath, usually PartialManifest(logPath)). When the log at logPath exists, the
+// manifest an earlier run left at manPath must equal man, or the run is refused with one line,
+// naming cmd and the first field that differs; otherwise man is written and the log starts empty.
+// Fields named in ignore (paths that may move while their hashes decide) are not compared.
 func Resume[M, T any](cmd string, man M, manPath, logPath string, ignore ...string) (*Log[T], []T, error) {
 	if _, err := os.Stat(logPath); err == nil {
 		var old M
