@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"time"
 
@@ -379,6 +380,10 @@ func rolloutBench(c *cli.Context) error {
 	if res.EngineCores > 0 {
 		fmt.Fprintf(c.App.Writer, "this process used %.2f cores during the overlapped run and %.2f with the engine alone\n",
 			res.EngineCores, res.EngineOnlyCores)
+	}
+	if res.CPUBoundShare > 0 {
+		fmt.Fprintf(c.App.Writer, "with that CPU and the sandbox's on these %d cores, no schedule could decode faster than %.0f%% of the engine alone\n",
+			runtime.NumCPU(), 100*res.CPUBoundShare)
 	}
 	return nil
 }

@@ -89,6 +89,13 @@ type BenchResult struct {
 	// where the decode share goes.
 	EngineCores     float64 `json:"engine_cores,omitempty"`
 	EngineOnlyCores float64 `json:"engine_only_cores,omitempty"`
+	// CPUBoundShare is the decode share no schedule could pass on this machine's cores: the
+	// engine alone's time over the time its CPU (EngineOnlyCores over that time) and the CPU
+	// outside this process during the overlapped run (OutsideCPUShare) take on all the cores
+	// together, or 1. The appended tokens and the tail are not counted, so the share found is
+	// below it; well below, where the schedule or the engine is what loses it, and close, where
+	// the sandbox's CPU is (a machine that charges much for a fork and its faults).
+	CPUBoundShare float64 `json:"cpu_bound_share,omitempty"`
 	// Runs are the repeats, in order (only when there were several).
 	Runs []BenchResult `json:"runs,omitempty"`
 }
@@ -255,8 +262,20 @@ func benchOnce(ctx context.Context, eng *engine.Engine, run func(bool, []data.Pr
 	if cpu0.OK && cpu1.OK && res.OverlappedS > 0 && beforeCores > 0 && afterCores > 0 {
 		res.EngineCores = (cpu1.Self - cpu0.Self).Seconds() / res.OverlappedS
 		res.EngineOnlyCores = (beforeCores + afterCores) / 2
+		res.CPUBoundShare = cpuBoundShare(float64(res.GeneratedTokens)/only, res.EngineOnlyCores,
+			res.OutsideCPUShare*res.OverlappedS*float64(runtime.NumCPU()), runtime.NumCPU())
 	}
 	return res, nil
+}
+
+// cpuBoundShare is the most of the engine alone's rate a run can decode at when the engine alone
+// takes alone seconds on engineCores and the tools take toolCPU core-seconds of the same cores:
+// alone over the longer of alone and all that CPU spread over the cores.
+func cpuBoundShare(alone, engineCores, toolCPU float64, cores int) float64 {
+	if alone <= 0 {
+		return 0
+	}
+	return alone / max(alone, (engineCores*alone+toolCPU)/float64(cores))
 }
 
 // medianResult is the field-by-field median of several repeats (counts: the last repeat's, and
@@ -279,6 +298,7 @@ func medianResult(runs []BenchResult) BenchResult {
 		OutsideCPUShare: med(func(r BenchResult) float64 { return r.OutsideCPUShare }),
 		EngineCores:     med(func(r BenchResult) float64 { return r.EngineCores }),
 		EngineOnlyCores: med(func(r BenchResult) float64 { return r.EngineOnlyCores }),
+		CPUBoundShare:   med(func(r BenchResult) float64 { return r.CPUBoundShare }),
 		Runs:            runs,
 	}
 	for _, r := range runs {

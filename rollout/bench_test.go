@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -39,6 +40,9 @@ func TestBenchRuns(t *testing.T) {
 		res.EngineOnlyCores > 1.25*float64(runtime.NumCPU())) {
 		t.Errorf("engine cores %v, alone %v; want both above 0 and at most the machine's %d",
 			res.EngineCores, res.EngineOnlyCores, runtime.NumCPU())
+	}
+	if exec.ReadCPU().OK && (res.CPUBoundShare <= 0 || res.CPUBoundShare > 1) {
+		t.Errorf("cpu_bound_share %v, want in (0, 1]", res.CPUBoundShare)
 	}
 	if len(res.Runs) != 2 {
 		t.Fatalf("%d runs, want 2", len(res.Runs))
@@ -107,5 +111,24 @@ func BenchmarkRollout(b *testing.B) {
 		b.ReportMetric(res.DecodeTokensPerS, "decode_tok/s")
 		b.ReportMetric(res.EngineOnlyTokensPerS, "engine_only_tok/s")
 		b.ReportMetric(res.ToolP50MS, "tool_p50_ms")
+	}
+}
+
+// The CPU bound: the engine alone's time against its CPU and the tools' spread over the cores.
+func TestCPUBoundShare(t *testing.T) {
+	for _, c := range []struct {
+		alone, engineCores, toolCPU float64
+		cores                       int
+		want                        float64
+	}{
+		{2, 1.75, 0, 2, 1},     // the tools fit in the idle quarter core and more
+		{2, 1.75, 0.5, 2, 1},   // exactly the idle time
+		{2, 1.75, 4.5, 2, 0.5}, // (3.5 + 4.5) / 2 = 4 s
+		{2.64, 1.76, 8.6, 2, 2.64 / ((1.76*2.64 + 8.6) / 2)},
+		{0, 1, 1, 2, 0},
+	} {
+		if got := cpuBoundShare(c.alone, c.engineCores, c.toolCPU, c.cores); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("cpuBoundShare(%v, %v, %v, %d) = %v, want %v", c.alone, c.engineCores, c.toolCPU, c.cores, got, c.want)
+		}
 	}
 }
