@@ -9,9 +9,6 @@ import (
 	"gorstar/rollout"
 )
 
-// SeedRule says how each sample's seed is made, so a reader can redraw any sample.
-const SeedRule = rollout.SeedRule
-
 // Manifest is what a result depends on, written beside every result so that two numbers can be
 // compared, or shown not to be comparable. A resumed run must have the same manifest.
 type Manifest struct {

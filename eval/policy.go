@@ -7,7 +7,6 @@ import (
 	"gorstar/chat"
 	"gorstar/config"
 	"gorstar/exec"
-	"gorstar/internal/checkpoint"
 	"gorstar/internal/usererr"
 	"gorstar/rollout"
 )
@@ -26,15 +25,9 @@ func openPolicy(ctx context.Context, o Options, tmpl *chat.Template, primer stri
 		}
 		return nil, err
 	}
-	if o.Model != "" {
-		hash, err := checkpoint.ModelSHA256(o.Model)
-		if err != nil {
-			p.Close()
-			return nil, err
-		}
-		m.Model, m.ModelSHA256 = o.Model, hash
-	} else {
-		m.Endpoints, m.ServedModel = p.Endpoints, p.ServedModel
+	if err := m.SetPolicy(p); err != nil {
+		p.Close()
+		return nil, err
 	}
 	return p, nil
 }

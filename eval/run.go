@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -109,8 +108,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	ckpt.Close()
-	os.Remove(partialPath)
-	os.Remove(checkpoint.PartialManifest(partialPath))
+	checkpoint.Remove(partialPath)
 	for _, w := range res.Warnings {
 		if o.Warn != nil {
 			o.Warn(w)
@@ -185,7 +183,7 @@ func baseManifest(o Options, problems int) (Manifest, error) {
 			Data: o.Data, DataSHA256: hash, Problems: problems,
 			Template: o.Template, ToolTextChars: o.ToolTextChars, ToolSessions: o.ToolSessions,
 			Samples: o.Eval.Samples, Temperature: o.Eval.Temperature, TopP: o.TopP,
-			MaxTokens: o.Eval.MaxTokens, MaxTurns: o.Eval.MaxTurns, Seed: o.Seed, SeedRule: SeedRule,
+			MaxTokens: o.Eval.MaxTokens, MaxTurns: o.Eval.MaxTurns, Seed: o.Seed, SeedRule: rollout.SeedRule,
 			Gorstar: o.Version,
 		},
 		Limit: o.Eval.Limit, Tool: !o.NoTool, Grading: "strict (summary), rstar2 (beside)",

@@ -254,16 +254,19 @@ func benchOnce(ctx context.Context, eng *engine.Engine, run func(bool, []data.Pr
 		res.DecodeShare = res.DecodeTokensPerS / only
 		res.RowShare = float64(res.GeneratedTokens+res.AppendedTokens) / res.OverlappedS / only
 	}
-	if cpu0.OK && cpu1.OK && res.ToolCalls > 0 && res.OverlappedS > 0 {
-		res.ToolCallCPUMS = float64(cpu1.Calls-cpu0.Calls) / 1e6 / float64(res.ToolCalls)
-		outside := (cpu1.Machine - cpu0.Machine) - (cpu1.Self - cpu0.Self)
-		res.OutsideCPUShare = max(0, outside.Seconds()/(res.OverlappedS*float64(runtime.NumCPU())))
+	if !cpu0.OK || !cpu1.OK || res.OverlappedS <= 0 {
+		return res, nil
 	}
-	if cpu0.OK && cpu1.OK && res.OverlappedS > 0 && beforeCores > 0 && afterCores > 0 {
-		res.EngineCores = (cpu1.Self - cpu0.Self).Seconds() / res.OverlappedS
+	self := (cpu1.Self - cpu0.Self).Seconds()
+	outside := max(0, (cpu1.Machine-cpu0.Machine).Seconds()-self) // core-seconds
+	if res.ToolCalls > 0 {
+		res.ToolCallCPUMS = float64(cpu1.Calls-cpu0.Calls) / 1e6 / float64(res.ToolCalls)
+		res.OutsideCPUShare = outside / (res.OverlappedS * float64(runtime.NumCPU()))
+	}
+	if beforeCores > 0 && afterCores > 0 {
+		res.EngineCores = self / res.OverlappedS
 		res.EngineOnlyCores = (beforeCores + afterCores) / 2
-		res.CPUBoundShare = cpuBoundShare(float64(res.GeneratedTokens)/only, res.EngineOnlyCores,
-			res.OutsideCPUShare*res.OverlappedS*float64(runtime.NumCPU()), runtime.NumCPU())
+		res.CPUBoundShare = cpuBoundShare(float64(res.GeneratedTokens)/only, res.EngineOnlyCores, outside, runtime.NumCPU())
 	}
 	return res, nil
 }

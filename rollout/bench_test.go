@@ -36,12 +36,13 @@ func TestBenchRuns(t *testing.T) {
 		res.ToolCallCPUMS < 0 || res.OutsideCPUShare < 0 || res.OutsideCPUShare > 1 {
 		t.Errorf("%+v; want %d tokens and %d calls, none failed", res, tokens, calls)
 	}
-	if exec.ReadCPU().OK && (res.EngineCores <= 0 || res.EngineOnlyCores <= 0 ||
+	cpuOK := exec.ReadCPU().OK
+	if cpuOK && (res.EngineCores <= 0 || res.EngineOnlyCores <= 0 ||
 		res.EngineOnlyCores > 1.25*float64(runtime.NumCPU())) {
 		t.Errorf("engine cores %v, alone %v; want both above 0 and at most the machine's %d",
 			res.EngineCores, res.EngineOnlyCores, runtime.NumCPU())
 	}
-	if exec.ReadCPU().OK && (res.CPUBoundShare <= 0 || res.CPUBoundShare > 1) {
+	if cpuOK && (res.CPUBoundShare <= 0 || res.CPUBoundShare > 1) {
 		t.Errorf("cpu_bound_share %v, want in (0, 1]", res.CPUBoundShare)
 	}
 	if len(res.Runs) != 2 {

@@ -68,15 +68,19 @@ func NewManifest(data string, problems int, template string, p *Policy, o Option
 	if m.TemplateSHA256, err = TemplateFingerprint(p.Tokenizer, o.Chat); err != nil {
 		return m, err
 	}
-	if p.Engine != nil {
-		m.Model = p.Model
-		if m.ModelSHA256, err = checkpoint.ModelSHA256(p.Model); err != nil {
-			return m, err
-		}
-	} else {
+	return m, m.SetPolicy(p)
+}
+
+// SetPolicy records where the trajectories come from: the native model's directory and hash, or
+// the endpoints and the served model.
+func (m *Manifest) SetPolicy(p *Policy) error {
+	if p.Engine == nil {
 		m.Endpoints, m.ServedModel = p.Endpoints, p.ServedModel
+		return nil
 	}
-	return m, nil
+	hash, err := checkpoint.ModelSHA256(p.Model)
+	m.Model, m.ModelSHA256 = p.Model, hash
+	return err
 }
 
 // TemplateFingerprint hashes the prompt the renderer makes for a fixed probe question: it changes
@@ -94,9 +98,9 @@ func TemplateFingerprint(tok *tokenizer.Tokenizer, co chat.Options) (string, err
 }
 
 // CheckpointPaths are the files kept beside a run's traces out: the manifest of the finished run,
-// and, while a run is unfinished, its finished trajectories (partial) with its manifest beside them
-// (partialManifest, renamed to manifest once the traces are written: a run that fails never
-// touches the manifest of the traces an earlier run left at out).
+// and, while a run is unfinished, its finished trajectories (partial), with its manifest at
+// checkpoint.PartialManifest(partial) until Finish renames it to manifest (so a run that fails
+// never touches the manifest of the traces an earlier run left at out).
 func CheckpointPaths(out string) (manifest, partial string) {
 	base := strings.TrimSuffix(out, ".parquet")
 	return base + ".manifest.json", base + ".partial.jsonl"
@@ -184,9 +188,7 @@ func (c *Checkpoint) Merge(ts []Trajectory) []Trajectory {
 // Failed is err, for a run that stopped midway, with how many finished trajectories the
 // checkpoint holds and how to finish (when it holds any).
 func (c *Checkpoint) Failed(err error) error {
-	c.mu.Lock()
-	n := len(c.Done) + c.added
-	c.mu.Unlock()
+	n := c.kept()
 	if n == 0 {
 		return fmt.Errorf("rollout: %w", err)
 	}
@@ -198,13 +200,16 @@ func (c *Checkpoint) Failed(err error) error {
 // manifest: a run that failed before finishing anything leaves nothing behind.
 func (c *Checkpoint) Discard() {
 	c.log.Close()
-	c.mu.Lock()
-	empty := len(c.Done)+c.added == 0
-	c.mu.Unlock()
-	if empty {
-		os.Remove(c.Path())
-		os.Remove(checkpoint.PartialManifest(c.Path()))
+	if c.kept() == 0 {
+		checkpoint.Remove(c.Path())
 	}
+}
+
+// kept counts the trajectories the checkpoint holds: the earlier run's and this one's.
+func (c *Checkpoint) kept() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.Done) + c.added
 }
 
 // Close closes the checkpoint and leaves its files for a later run to resume.
@@ -216,8 +221,5 @@ func (c *Checkpoint) Finish() error {
 	if err := os.Rename(checkpoint.PartialManifest(c.Path()), c.Manifest); err != nil {
 		return err
 	}
-	if err := os.Remove(c.Path()); err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	return nil
+	return checkpoint.Remove(c.Path())
 }

@@ -93,3 +93,14 @@ func (l *Log[T]) Close() error {
 	l.f = nil
 	return err
 }
+
+// Remove deletes the log at path and its unfinished run's manifest (PartialManifest), once the
+// run's results are written; either may be missing already.
+func Remove(path string) error {
+	for _, p := range []string{path, PartialManifest(path)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
