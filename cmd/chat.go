@@ -84,13 +84,13 @@ func chatAction(c *cli.Context) error {
 		}
 		backend = ep
 	}
-	var pool *exec.Pool
+	var pool exec.Tools
 	if tools != nil {
 		cfg := o.Config.Exec
 		if c.IsSet("sandbox") {
 			cfg.Sandbox = c.String("sandbox")
 		}
-		if pool, err = startPool(c.Context, c, o, cfg, exec.BesideEngine(c.String("model") != "")); err != nil {
+		if pool, err = startTools(c.Context, c, o, cfg, exec.BesideEngine(c.String("model") != "")); err != nil {
 			fmt.Fprintf(c.App.ErrWriter, "chat: the Python tool is unavailable (%v); tool calls are shown, not run\n", err)
 			pool = nil
 		} else {
@@ -129,7 +129,7 @@ type chatSettings struct {
 
 // chatLoop reads user lines, runs assistant turns and their tool calls, prints everything and
 // returns the conversations held (one per /reset).
-func chatLoop(ctx context.Context, b chatBackend, pool *exec.Pool, in io.Reader, out io.Writer, s chatSettings) ([][]chat.Message, error) {
+func chatLoop(ctx context.Context, b chatBackend, pool exec.Runner, in io.Reader, out io.Writer, s chatSettings) ([][]chat.Message, error) {
 	var msgs []chat.Message
 	var done [][]chat.Message
 	finish := func() [][]chat.Message {
@@ -193,7 +193,7 @@ func chatLoop(ctx context.Context, b chatBackend, pool *exec.Pool, in io.Reader,
 }
 
 // runToolCall runs the Python tool's {"code", "input"} arguments and returns the text the model sees.
-func runToolCall(ctx context.Context, pool *exec.Pool, call chat.ToolCall, maxChars int) string {
+func runToolCall(ctx context.Context, pool exec.Runner, call chat.ToolCall, maxChars int) string {
 	var args struct {
 		Code  string `json:"code"`
 		Input string `json:"input"`

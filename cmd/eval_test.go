@@ -127,6 +127,8 @@ func TestEvalBadInput(t *testing.T) {
 		{"missing data", []string{"--model", tok, "--data", filepath.Join(dir, "none.jsonl")}, "none.jsonl"},
 		{"endpoint down", []string{"--endpoint", down, "--served-model", "tiny", "--tokenizer", tok, "--data", good}, "(connection refused)"},
 		{"endpoint without tokenizer", []string{"--endpoint", down, "--served-model", "tiny", "--data", good}, "--tokenizer DIR"},
+		{"exec nodes down", []string{"--model", tok, "--data", good, "--set", `exec.endpoints=["` + down + `"]`},
+			"exec.endpoints: none of the 1 servers answers (" + down},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := runCLI(t, append([]string{"eval", "--out", out, "--max-tokens", "8"}, c.args...)...)

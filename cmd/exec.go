@@ -127,6 +127,28 @@ func startPool(ctx context.Context, c *cli.Context, o Options, cfg config.Exec, 
 	return p, nil
 }
 
+// startTools connects to the exec serve nodes of exec.endpoints when it names any (warning about
+// those that do not answer), else starts a pool of workers here (startPool, with opts).
+func startTools(ctx context.Context, c *cli.Context, o Options, cfg config.Exec, opts ...exec.PoolOption) (exec.Tools, error) {
+	if len(cfg.Endpoints) == 0 {
+		p, err := startPool(ctx, c, o, cfg, opts...)
+		if err != nil {
+			return nil, err // not a Tools holding a nil *Pool
+		}
+		return p, nil
+	}
+	stderr := c.App.ErrWriter
+	tools, err := exec.Open(ctx, cfg, func(s string) { fmt.Fprintf(stderr, "gorstar: warning: %s\n", s) })
+	if err != nil {
+		return nil, err
+	}
+	if !o.Quiet {
+		fmt.Fprintf(stderr, "exec: tool calls go to %d exec serve node(s): %s\n", len(cfg.Endpoints),
+			strings.Join(cfg.Endpoints, ", "))
+	}
+	return tools, nil
+}
+
 func execRun(c *cli.Context) error {
 	o, cfg, err := execConfig(c)
 	if err != nil {

@@ -45,7 +45,7 @@ func rolloutCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-tokens", Usage: "response budget: generated plus tool tokens", DefaultText: "the first RL stage's max_response_tokens"},
 			&cli.Float64Flag{Name: "temperature", Usage: "sampling temperature", DefaultText: "rollout.temperature"},
 			rolloutSandboxFlag(),
-			&cli.IntFlag{Name: "workers", Usage: "warm sandbox workers (overrides exec.workers; 0 = 2 per core)"},
+			&cli.IntFlag{Name: "workers", Usage: "warm sandbox workers (overrides exec.workers; 0 = 2 per core; unused with exec.endpoints)"},
 		}, engineFlags()),
 		Action: rolloutAction,
 		Subcommands: []*cli.Command{{
@@ -61,7 +61,7 @@ func rolloutCommand() *cli.Command {
 				&cli.IntFlag{Name: "rollouts", Value: rollout.DefaultBenchOptions().Rollouts, Usage: "trajectories"},
 				&cli.IntFlag{Name: "concurrency", Value: rollout.DefaultBenchOptions().Concurrency, Usage: "trajectories in flight at most"},
 				rolloutSandboxFlag(),
-				&cli.IntFlag{Name: "workers", Usage: "sandbox workers (default: --concurrency, so tools never queue)"},
+				&cli.IntFlag{Name: "workers", Usage: "sandbox workers (default: --concurrency, so tools never queue; unused with exec.endpoints)"},
 				&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run the three measurements `N` times in turn and report medians (a shared machine's speed drifts)"},
 			},
 			Action: rolloutBench,
@@ -171,7 +171,7 @@ func rolloutRun(c *cli.Context, o Options, p *rollout.Policy, execCfg config.Exe
 	if len(ck.Done) == len(problems)*opts.Samples {
 		return nil, rollout.Summary{}, nil
 	}
-	pool, err := startPool(c.Context, c, o, execCfg, exec.BesideEngine(p.Engine != nil))
+	pool, err := startTools(c.Context, c, o, execCfg, exec.BesideEngine(p.Engine != nil))
 	if err != nil {
 		return nil, rollout.Summary{}, err
 	}
@@ -340,7 +340,7 @@ func rolloutBench(c *cli.Context) error {
 	if err := cfg.Validate(); err != nil {
 		return usererr.Wrap(err)
 	}
-	pool, err := startPool(c.Context, c, o, cfg, exec.BesideEngine(true))
+	pool, err := startTools(c.Context, c, o, cfg, exec.BesideEngine(true))
 	if err != nil {
 		return err
 	}
@@ -353,7 +353,10 @@ func rolloutBench(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res.ToolPriority, res.RoleWords = pool.Priority(), len(words) > 0
+	res.ToolPriority, res.RoleWords = "remote", len(words) > 0
+	if local, ok := pool.(*exec.Pool); ok {
+		res.ToolPriority = local.Priority()
+	}
 	if o.JSON {
 		return printJSON(c, res)
 	}

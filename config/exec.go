@@ -1,6 +1,8 @@
 package config
 
 import (
+	"net/url"
+	"strings"
 	"time"
 )
 
@@ -23,6 +25,7 @@ type Exec struct {
 	SessionIdle       Duration `toml:"session_idle" comment:"A session's interpreter ends after this long without a call."`
 	SessionsPerWorker int      `toml:"sessions_per_worker" comment:"Live sessions per worker; the least recently used one ends past this."`
 	QueueSize         int      `toml:"queue_size" comment:"Calls waiting for a worker; past this, exec serve answers 429."`
+	Endpoints         []string `toml:"endpoints" comment:"gorstar exec serve nodes (http://HOST:PORT) that run the tool calls of rollout, rl, eval, train and chat, each call to the node with the fewest calls outstanding; empty = workers on this machine. With endpoints, each node applies its own limits and sandbox (the keys above, as that node was started with); exec serve, run and bench always use their own workers."`
 	Priority          string   `toml:"priority" comment:"CPU priority of the workers and their calls: auto, normal or idle. idle: Linux SCHED_IDLE in an autogroup of nice 19, so the calls run on cores a model decoding on the same machine leaves free instead of stalling its steps; the time a call waits for a core does not count toward exec.timeout (up to 10 times the limit). auto: idle where gorstar decodes on this machine beside the calls (rollout, rl, eval, train, chat on a local model), normal elsewhere (exec serve, exec run, remote endpoints)."`
 }
 
@@ -69,6 +72,7 @@ func (e Exec) Validate() error {
 		between("exec.sessions_per_worker", e.SessionsPerWorker, 1, 63),
 		atLeast("exec.queue_size", e.QueueSize, 1),
 		execNonEmpty("exec.python", e.Python),
+		httpURLs("exec.endpoints", e.Endpoints),
 	)
 }
 
@@ -82,6 +86,17 @@ func execPositiveDuration(key string, d Duration) error {
 func execNonEmpty(key, v string) error {
 	if v == "" {
 		return keyErrorf(key, "must not be empty")
+	}
+	return nil
+}
+
+// httpURLs checks that every entry of a list of servers is http(s)://HOST[:PORT].
+func httpURLs(key string, urls []string) error {
+	for i, u := range urls {
+		p, err := url.Parse(strings.TrimSpace(u))
+		if err != nil || p.Host == "" || (p.Scheme != "http" && p.Scheme != "https") {
+			return keyErrorf(key, "entry %d, %q: want http://HOST:PORT", i+1, u)
+		}
 	}
 	return nil
 }

@@ -25,6 +25,8 @@ func TestExecValidateNamesTheKey(t *testing.T) {
 		{"exec.sessions_per_worker", func(e *Exec) { e.SessionsPerWorker = 64 }},
 		{"exec.queue_size", func(e *Exec) { e.QueueSize = 0 }},
 		{"exec.python", func(e *Exec) { e.Python = "" }},
+		{"exec.endpoints", func(e *Exec) { e.Endpoints = []string{"http://127.0.0.1:8090", "127.0.0.1:8091"} }},
+		{"exec.endpoints", func(e *Exec) { e.Endpoints = []string{"ftp://host:21"} }},
 	}
 	for _, tc := range cases {
 		e := DefaultExec()

@@ -84,6 +84,10 @@ func NewRater(ctx context.Context, o Options) (*Rater, error) {
 	if r.tools == nil {
 		r.pool = newLazyPool(o)
 		r.tools = r.pool
+		if err := r.pool.open(ctx); err != nil {
+			pol.Close()
+			return nil, err
+		}
 	}
 	return r, nil
 }

@@ -43,21 +43,36 @@ func chatOptions(tmpl *chat.Template, noTool bool) chat.Options {
 }
 
 // lazyPool starts the sandbox pool on the first call, so a model that never calls the tool (or a
-// run that needs none) does not wait for Python workers.
+// run that needs none) does not wait for Python workers; with exec.endpoints it connects to the
+// nodes instead (open does it at once: a dead list fails the run before any sampling).
 type lazyPool struct {
 	cfg    config.Exec
 	native bool // the policy decodes on this machine (exec.BesideEngine)
+	warn   func(string)
 	once   sync.Once
-	pool   *exec.Pool
+	pool   exec.Tools
 	err    error
 }
 
 // newLazyPool is the pool of o's calls, at the priority beside a native engine where o has one.
-func newLazyPool(o Options) *lazyPool { return &lazyPool{cfg: o.Exec, native: len(o.Endpoints) == 0} }
+func newLazyPool(o Options) *lazyPool {
+	return &lazyPool{cfg: o.Exec, native: len(o.Endpoints) == 0, warn: o.Warn}
+}
 
-func (l *lazyPool) get(ctx context.Context) (*exec.Pool, error) {
-	l.once.Do(func() { l.pool, l.err = exec.NewPool(context.WithoutCancel(ctx), l.cfg, exec.BesideEngine(l.native)) })
+func (l *lazyPool) get(ctx context.Context) (exec.Tools, error) {
+	l.once.Do(func() {
+		l.pool, l.err = exec.Open(context.WithoutCancel(ctx), l.cfg, l.warn, exec.BesideEngine(l.native))
+	})
 	return l.pool, l.err
+}
+
+// open connects to exec.endpoints now (a pool of local workers still starts on the first call).
+func (l *lazyPool) open(ctx context.Context) error {
+	if len(l.cfg.Endpoints) == 0 {
+		return nil
+	}
+	_, err := l.get(ctx)
+	return err
 }
 
 func (l *lazyPool) Run(ctx context.Context, c exec.Call) exec.Result {
@@ -74,6 +89,13 @@ func (l *lazyPool) RunBatch(ctx context.Context, calls []exec.Call) []exec.Resul
 		out[i] = l.Run(ctx, c)
 	}
 	return out
+}
+
+// CloseSession ends a session's interpreter (rollout.Options.ToolSessions) once its trajectory ends.
+func (l *lazyPool) CloseSession(name string) {
+	if p, err := l.get(context.Background()); err == nil {
+		p.CloseSession(name)
+	}
 }
 
 func (l *lazyPool) Close() {

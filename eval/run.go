@@ -71,6 +71,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if tools == nil {
 		lp := newLazyPool(o)
 		defer lp.Close()
+		if err := lp.open(ctx); err != nil {
+			return Result{}, err
+		}
 		tools = lp
 	}
 	run := &runState{o: o, problems: problems, ckpt: ckpt, records: done,
@@ -384,4 +387,4 @@ func writeAll(out, mdPath, manPath string, man Manifest, recs []Record, res *Res
 	return writeManifest(manPath, man)
 }
 
-var _ exec.Runner = (*lazyPool)(nil)
+var _ exec.Tools = (*lazyPool)(nil)

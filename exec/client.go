@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,10 +19,11 @@ import (
 )
 
 // Client spreads calls over several `gorstar exec serve` nodes: each call goes to the endpoint
-// with the fewest outstanding calls; a connection failure is retried once on another endpoint;
-// a full server (429) is retried with back-off until the context ends. The calls of a session
-// stay on the endpoint that holds its interpreter; when that one is down they move to another,
-// where the session starts afresh (its state is lost, as when a session times out).
+// with the fewest outstanding calls; a connection failure or a 5xx is retried on the other
+// endpoints (post says how often); a full server (429) is retried with back-off until the
+// context ends. The calls of a session stay on the endpoint that holds its interpreter; when that
+// one is down they move to another, where the session starts afresh (its state is lost, as when
+// a session times out).
 type Client struct {
 	endpoints []*endpoint
 	http      *http.Client
@@ -67,22 +69,22 @@ func NewClient(urls []string) (*Client, error) {
 	return c, nil
 }
 
-// pick returns the endpoint with the fewest outstanding calls, avoiding skip when possible.
-func (c *Client) pick(skip *endpoint) *endpoint {
+// pick returns the endpoint with the fewest outstanding calls, preferring ones not down and not
+// in tried.
+func (c *Client) pick(tried []*endpoint) *endpoint {
 	now := time.Now().UnixNano()
 	var best *endpoint
-	bestDown := true
+	bestRank := 0
 	for _, e := range c.endpoints {
-		if e == skip && len(c.endpoints) > 1 {
-			continue
+		rank := 0 // lower is better: 0 up and untried, 1 down, 2 tried
+		if slices.Contains(tried, e) {
+			rank = 2
+		} else if e.downUntil.Load() > now {
+			rank = 1
 		}
-		down := e.downUntil.Load() > now
-		switch {
-		case best == nil, bestDown && !down:
-		case down && !bestDown, e.outstanding.Load() >= best.outstanding.Load():
-			continue
+		if best == nil || rank < bestRank || (rank == bestRank && e.outstanding.Load() < best.outstanding.Load()) {
+			best, bestRank = e, rank
 		}
-		best, bestDown = e, down
 	}
 	return best
 }
@@ -91,16 +93,28 @@ func (c *Client) pick(skip *endpoint) *endpoint {
 var errBusy = errors.New("server queue full")
 
 // post sends body to path on prefer while it is up (a session's endpoint), else on the
-// least-loaded endpoint, retrying as the Client doc says; it decodes the answer into out and
-// returns the endpoint that gave it.
+// least-loaded endpoint, and decodes the answer into out; it returns the endpoint that gave it.
+// A connection failure or a 5xx marks the endpoint down for a while and the request goes to one
+// not tried yet; once every endpoint has failed it, it waits (10 ms, doubling to 1 s) and goes
+// round again, for at most two more failures beyond one per endpoint. A 429 is retried with the
+// same back-off until ctx ends.
 func (c *Client) post(ctx context.Context, path string, body []byte, weight int64, out any, prefer *endpoint) (*endpoint, error) {
-	var last *endpoint
-	retried := false
+	var tried []*endpoint
+	failures, maxFailures := 0, len(c.endpoints)+2
 	backoff := 10 * time.Millisecond
+	wait := func() error {
+		select {
+		case <-time.After(backoff):
+			backoff = min(2*backoff, time.Second)
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	for {
 		e := prefer
 		if e == nil || e.downUntil.Load() > time.Now().UnixNano() {
-			e = c.pick(last)
+			e = c.pick(tried)
 		}
 		e.outstanding.Add(weight)
 		err := c.postOnce(ctx, e, path, body, out)
@@ -109,23 +123,36 @@ func (c *Client) post(ctx context.Context, path string, body []byte, weight int6
 		case err == nil:
 			return e, nil
 		case errors.Is(err, errBusy):
-			select {
-			case <-time.After(backoff):
-				backoff = min(2*backoff, time.Second)
-				continue
-			case <-ctx.Done():
-				return nil, ctx.Err()
+			if err := wait(); err != nil {
+				return nil, err
 			}
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
-		case isConnectionFailure(err) && !retried:
+		case retryable(err) && failures < maxFailures:
+			failures++
 			e.downUntil.Store(time.Now().Add(downFor).UnixNano())
-			retried, last, prefer = true, e, nil
-			continue
+			tried, prefer = append(tried, e), nil
+			if len(tried) == len(c.endpoints) {
+				tried = tried[:0]
+				if err := wait(); err != nil {
+					return nil, err
+				}
+			}
 		default:
 			return nil, err
 		}
 	}
+}
+
+// serverError is a 5xx answer: the server is unwell, not the request.
+type serverError struct{ err error }
+
+func (e serverError) Error() string { return e.err.Error() }
+
+// retryable says whether another endpoint may answer where this one failed.
+func retryable(err error) bool {
+	var se serverError
+	return isConnectionFailure(err) || errors.As(err, &se)
 }
 
 type connectionError struct{ err error }
@@ -158,6 +185,8 @@ func (c *Client) postOnce(ctx context.Context, e *endpoint, path string, body []
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
 		return errBusy
+	case resp.StatusCode >= 500:
+		return serverError{fmt.Errorf("POST %s%s: %s: %s", e.url, path, resp.Status, bytes.TrimSpace(data))}
 	case resp.StatusCode != http.StatusOK:
 		return fmt.Errorf("POST %s%s: %s: %s", e.url, path, resp.Status, bytes.TrimSpace(data))
 	}

@@ -169,15 +169,15 @@ func (t *trainer) checkStageData() error {
 	return nil
 }
 
-// startTools starts the sandboxed Python pool the rollouts call.
+// startTools starts the sandboxed Python pool the rollouts call, or connects to exec.endpoints.
 func (t *trainer) startTools(ctx context.Context) error {
 	// Natively, the rollouts decode on this machine's cores.
-	pool, err := exec.NewPool(ctx, t.o.Exec, exec.BesideEngine(t.remote == nil))
+	tools, err := exec.Open(ctx, t.o.Exec, func(s string) { t.o.logf("rl: %s", s) }, exec.BesideEngine(t.remote == nil))
 	if err != nil {
 		return err
 	}
-	t.tools = pool
-	t.closer = append(t.closer, pool.Close)
+	t.tools = tools
+	t.closer = append(t.closer, tools.Close)
 	return nil
 }
 
