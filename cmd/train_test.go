@@ -75,6 +75,8 @@ func TestTrainBadInput(t *testing.T) {
 		{args: []string{"train", "--from", "sft", "--only", "rl"}, want: "give --from or --only, not both"},
 		{args: []string{"train", "extra"}, want: `unexpected argument "extra"`},
 		{args: []string{"train", "--run-dir", busy}, want: "is in use by process " + itoa(os.Getpid())},
+		{args: []string{"train", "--set", `exec.endpoints=["http://127.0.0.1:1"]`},
+			want: "exec.endpoints: none of the 1 servers answers (http://127.0.0.1:1"},
 	})
 }
 

@@ -14,10 +14,20 @@ import (
 )
 
 // checkPrerequisites checks, before any work, what the machine must have beyond the binary (the
-// C kernels are compiled in): a Python 3 for the tool. What is optional is said on log: without
-// bubblewrap the sandbox is Linux namespaces gorstar sets up itself; without sympy or numpy the
-// model's code cannot import them. The notes are returned, to be shown once the run has started.
+// C kernels are compiled in): a Python 3 for the tool, or, with exec.endpoints, at least one of
+// those exec serve nodes answering. What is optional is said on log: without bubblewrap the
+// sandbox is Linux namespaces gorstar sets up itself; without sympy or numpy the model's code
+// cannot import them; a node that does not answer is passed over. The notes are returned, to be
+// shown once the run has started.
 func checkPrerequisites(ctx context.Context, cfg config.Config) (notes []string, err error) {
+	if len(cfg.Exec.Endpoints) > 0 {
+		tools, err := exec.Open(ctx, cfg.Exec, func(s string) { notes = append(notes, "note: "+s) })
+		if err != nil {
+			return nil, err
+		}
+		tools.Close()
+		return notes, nil
+	}
 	python, _, err := exec.ResolvePython(cfg.Exec.Python)
 	if err != nil {
 		return nil, usererr.New("exec.python %q: %v: the Python tool needs Python 3 (install python3 or set exec.python)",
