@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"time"
 
 	"gorstar/config"
@@ -175,6 +176,9 @@ func (t *trainer) startTools(ctx context.Context) error {
 	tools, err := exec.Open(ctx, t.o.Exec, func(s string) { t.o.logf("rl: %s", s) }, exec.BesideEngine(t.remote == nil))
 	if err != nil {
 		return err
+	}
+	if n := len(t.o.Exec.Endpoints); n > 0 {
+		t.o.logf("rl: tool calls go to %d exec serve node(s): %s", n, strings.Join(t.o.Exec.Endpoints, ", "))
 	}
 	t.tools = tools
 	t.closer = append(t.closer, tools.Close)
