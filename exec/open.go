@@ -49,15 +49,6 @@ func Open(ctx context.Context, cfg config.Exec, warn func(string), opts ...PoolO
 // Close lets go of the client's idle connections.
 func (c *Client) Close() { c.http.CloseIdleConnections() }
 
-// Endpoints are the nodes' URLs, in the order given.
-func (c *Client) Endpoints() []string {
-	out := make([]string, len(c.endpoints))
-	for i, e := range c.endpoints {
-		out[i] = e.url
-	}
-	return out
-}
-
 // ready asks every node's /healthz at once: the nodes that do not answer ok are marked down
 // (calls pass them over until they answer) and reported to warn; none answering ok is a user
 // error naming each node and why.
