@@ -19,7 +19,8 @@ import (
 )
 
 // Client spreads calls over several `gorstar exec serve` nodes: each call goes to the endpoint
-// with the fewest outstanding calls; a connection failure or a 5xx is retried on the other
+// with the fewest outstanding calls per worker (a node's workers are known once Open has asked
+// its /healthz; until then each counts as one); a connection failure or a 5xx is retried on the other
 // endpoints (post says how often); a full server (429) is retried with back-off until the
 // context ends. The calls of a session stay on the endpoint that holds its interpreter; when that
 // one is down they move to another, where the session starts afresh (its state is lost, as when
@@ -37,7 +38,14 @@ type Client struct {
 type endpoint struct {
 	url         string
 	outstanding atomic.Int64
+	workers     atomic.Int64 // from its /healthz when Open asked; 0 = not known (counts as 1)
 	downUntil   atomic.Int64 // unix nanoseconds; set after a connection failure
+}
+
+// lessLoaded says whether e has fewer outstanding calls per worker than f.
+func (e *endpoint) lessLoaded(f *endpoint) bool {
+	we, wf := max(e.workers.Load(), 1), max(f.workers.Load(), 1)
+	return e.outstanding.Load()*wf < f.outstanding.Load()*we
 }
 
 // downFor is how long an endpoint that refused a connection is passed over.
@@ -69,8 +77,8 @@ func NewClient(urls []string) (*Client, error) {
 	return c, nil
 }
 
-// pick returns the endpoint with the fewest outstanding calls, preferring ones not down and not
-// in tried.
+// pick returns the endpoint with the fewest outstanding calls per worker, preferring ones not
+// down and not in tried.
 func (c *Client) pick(tried []*endpoint) *endpoint {
 	now := time.Now().UnixNano()
 	var best *endpoint
@@ -82,7 +90,7 @@ func (c *Client) pick(tried []*endpoint) *endpoint {
 		} else if e.downUntil.Load() > now {
 			rank = 1
 		}
-		if best == nil || rank < bestRank || (rank == bestRank && e.outstanding.Load() < best.outstanding.Load()) {
+		if best == nil || rank < bestRank || (rank == bestRank && e.lessLoaded(best)) {
 			best, bestRank = e, rank
 		}
 	}

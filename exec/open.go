@@ -70,6 +70,9 @@ func (c *Client) ready(ctx context.Context, warn func(string)) error {
 	down := time.Now().Add(downFor).UnixNano()
 	for i, h := range health {
 		if h["ok"] == true {
+			if w, ok := h["workers"].(float64); ok && w >= 1 {
+				c.endpoints[i].workers.Store(int64(w))
+			}
 			continue
 		}
 		c.endpoints[i].downUntil.Store(down)

@@ -74,3 +74,31 @@ func TestOpenEndpoints(t *testing.T) {
 		t.Errorf("an endpoint without a scheme: %v", err)
 	}
 }
+
+// Calls are spread by outstanding calls per worker: a node with four workers takes four calls for
+// each one a node with one worker takes, whichever comes first in the list.
+func TestClientWeighsNodesByWorkers(t *testing.T) {
+	small := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"ok":true,"workers":1}`))
+	}))
+	defer small.Close()
+	big := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"ok":true,"workers":4}`))
+	}))
+	defer big.Close()
+	tools, err := Open(context.Background(), config.Exec{Endpoints: []string{small.URL, big.URL}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tools.(*Client)
+	got := map[string]int{}
+	for range 10 { // calls that stay outstanding: each pick adds one to its node
+		e := c.pick(nil)
+		e.outstanding.Add(1)
+		got[e.url]++
+	}
+	if got[small.URL] != 2 || got[big.URL] != 8 {
+		t.Errorf("10 outstanding calls went %d to the 1-worker node and %d to the 4-worker one, want 2 and 8",
+			got[small.URL], got[big.URL])
+	}
+}
