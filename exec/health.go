@@ -63,6 +63,7 @@ func (c *Client) WaitReady(ctx context.Context, limit time.Duration) error {
 		for {
 			h := c.health(ctx, e.url)
 			if h["ok"] == true {
+				e.noteWorkers(h)
 				break
 			}
 			if time.Now().After(deadline) {

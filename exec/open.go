@@ -70,9 +70,7 @@ func (c *Client) ready(ctx context.Context, warn func(string)) error {
 	down := time.Now().Add(downFor).UnixNano()
 	for i, h := range health {
 		if h["ok"] == true {
-			if w, ok := h["workers"].(float64); ok && w >= 1 {
-				c.endpoints[i].workers.Store(int64(w))
-			}
+			c.endpoints[i].noteWorkers(h)
 			continue
 		}
 		c.endpoints[i].downUntil.Store(down)
@@ -91,4 +89,11 @@ func (c *Client) ready(ctx context.Context, warn func(string)) error {
 		}
 	}
 	return nil
+}
+
+// noteWorkers keeps the worker count of a node's /healthz answer, by which calls are spread.
+func (e *endpoint) noteWorkers(health map[string]any) {
+	if w, ok := health["workers"].(float64); ok && w >= 1 {
+		e.workers.Store(int64(w))
+	}
 }
