@@ -82,12 +82,11 @@ func NewRater(ctx context.Context, o Options) (*Rater, error) {
 	}
 	r := &Rater{o: o, pol: pol, tools: o.Tools, ro: rolloutOptions(o, co)}
 	if r.tools == nil {
-		r.pool = newLazyPool(o)
-		r.tools = r.pool
-		if err := r.pool.open(ctx); err != nil {
+		if r.pool, err = newLazyPool(ctx, o); err != nil {
 			pol.Close()
 			return nil, err
 		}
+		r.tools = r.pool
 	}
 	return r, nil
 }

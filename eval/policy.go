@@ -44,7 +44,7 @@ func chatOptions(tmpl *chat.Template, noTool bool) chat.Options {
 
 // lazyPool starts the sandbox pool on the first call, so a model that never calls the tool (or a
 // run that needs none) does not wait for Python workers; with exec.endpoints it connects to the
-// nodes instead (open does it at once: a dead list fails the run before any sampling).
+// nodes at once instead (cheap, and a dead list fails the run before any sampling).
 type lazyPool struct {
 	cfg    config.Exec
 	native bool // the policy decodes on this machine (exec.BesideEngine)
@@ -55,8 +55,14 @@ type lazyPool struct {
 }
 
 // newLazyPool is the pool of o's calls, at the priority beside a native engine where o has one.
-func newLazyPool(o Options) *lazyPool {
-	return &lazyPool{cfg: o.Exec, native: len(o.Endpoints) == 0, warn: o.Warn}
+func newLazyPool(ctx context.Context, o Options) (*lazyPool, error) {
+	l := &lazyPool{cfg: o.Exec, native: len(o.Endpoints) == 0, warn: o.Warn}
+	if len(l.cfg.Endpoints) > 0 {
+		if _, err := l.get(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
 }
 
 func (l *lazyPool) get(ctx context.Context) (exec.Tools, error) {
@@ -64,15 +70,6 @@ func (l *lazyPool) get(ctx context.Context) (exec.Tools, error) {
 		l.pool, l.err = exec.Open(context.WithoutCancel(ctx), l.cfg, l.warn, exec.BesideEngine(l.native))
 	})
 	return l.pool, l.err
-}
-
-// open connects to exec.endpoints now (a pool of local workers still starts on the first call).
-func (l *lazyPool) open(ctx context.Context) error {
-	if len(l.cfg.Endpoints) == 0 {
-		return nil
-	}
-	_, err := l.get(ctx)
-	return err
 }
 
 func (l *lazyPool) Run(ctx context.Context, c exec.Call) exec.Result {

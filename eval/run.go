@@ -69,11 +69,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 
 	tools := o.Tools
 	if tools == nil {
-		lp := newLazyPool(o)
-		defer lp.Close()
-		if err := lp.open(ctx); err != nil {
+		lp, err := newLazyPool(ctx, o)
+		if err != nil {
 			return Result{}, err
 		}
+		defer lp.Close()
 		tools = lp
 	}
 	run := &runState{o: o, problems: problems, ckpt: ckpt, records: done,

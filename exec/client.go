@@ -42,6 +42,13 @@ type endpoint struct {
 	downUntil   atomic.Int64 // unix nanoseconds; set after a connection failure
 }
 
+// noteWorkers keeps the worker count of a node's /healthz answer, by which calls are spread.
+func (e *endpoint) noteWorkers(health map[string]any) {
+	if w, ok := health["workers"].(float64); ok && w >= 1 {
+		e.workers.Store(int64(w))
+	}
+}
+
 // lessLoaded says whether e has fewer outstanding calls per worker than f.
 func (e *endpoint) lessLoaded(f *endpoint) bool {
 	we, wf := max(e.workers.Load(), 1), max(f.workers.Load(), 1)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"gorstar/internal/usererr"
@@ -16,14 +17,20 @@ const healthTimeout = 10 * time.Second
 // readyPoll is how often WaitReady asks a server that is not ready yet.
 const readyPoll = 250 * time.Millisecond
 
-// Health fetches every endpoint's GET /healthz, in the order the endpoints were given: the
-// server's fields (ok, workers, sandbox, inflight, capacity, rss_mb, peak_rss_mb) plus "url", or
-// "url" and "error" when the server did not answer.
+// Health fetches every endpoint's GET /healthz, all at once, and returns the answers in the order
+// the endpoints were given: the server's fields (ok, workers, sandbox, inflight, capacity, rss_mb,
+// peak_rss_mb) plus "url", or "url" and "error" when the server did not answer.
 func (c *Client) Health(ctx context.Context) []map[string]any {
 	out := make([]map[string]any, len(c.endpoints))
+	var wg sync.WaitGroup
 	for i, e := range c.endpoints {
-		out[i] = c.health(ctx, e.url)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = c.health(ctx, e.url)
+		}()
 	}
+	wg.Wait()
 	return out
 }
 

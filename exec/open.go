@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"gorstar/config"
@@ -49,20 +48,11 @@ func Open(ctx context.Context, cfg config.Exec, warn func(string), opts ...PoolO
 // Close lets go of the client's idle connections.
 func (c *Client) Close() { c.http.CloseIdleConnections() }
 
-// ready asks every node's /healthz at once: the nodes that do not answer ok are marked down
+// ready asks every node's /healthz (Health): the nodes that do not answer ok are marked down
 // (calls pass them over until they answer) and reported to warn; none answering ok is a user
 // error naming each node and why.
 func (c *Client) ready(ctx context.Context, warn func(string)) error {
-	health := make([]map[string]any, len(c.endpoints))
-	var wg sync.WaitGroup
-	for i, e := range c.endpoints {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			health[i] = c.health(ctx, e.url)
-		}()
-	}
-	wg.Wait()
+	health := c.Health(ctx)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -89,11 +79,4 @@ func (c *Client) ready(ctx context.Context, warn func(string)) error {
 		}
 	}
 	return nil
-}
-
-// noteWorkers keeps the worker count of a node's /healthz answer, by which calls are spread.
-func (e *endpoint) noteWorkers(health map[string]any) {
-	if w, ok := health["workers"].(float64); ok && w >= 1 {
-		e.workers.Store(int64(w))
-	}
 }
