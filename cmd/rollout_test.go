@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"gorstar/internal/testenv"
 	"gorstar/internal/testmodel"
 	"gorstar/rollout"
 )
@@ -36,7 +37,7 @@ func TestRolloutWritesTraces(t *testing.T) {
 	r := runCLI(t, "rollout", "--model", model, "--data", problems, "--samples", "2", "--out", out, "--jsonl", jsonl,
 		"--max-tokens", "24", "--max-turns", "2", "--workers", "2", "--seed", "3", "--json")
 	if r.Code != 0 && strings.Contains(r.Stderr, "sandbox") {
-		t.Skipf("skipped: no Python sandbox here: %s", r.Stderr)
+		testenv.Skip(t, "a Python sandbox", strings.TrimSpace(r.Stderr), "apt-get install bubblewrap, or allow unprivileged user namespaces")
 	}
 	if r.Code != 0 {
 		t.Fatalf("%+v", r)
@@ -121,7 +122,7 @@ func TestRolloutThroughServe(t *testing.T) {
 		"--temperature", "0.8", "--workers", "2", "--seed", "5", "--json", "--quiet"}
 	native := runCLI(t, append(common, "--model", model, "--out", filepath.Join(dir, "n.parquet"), "--jsonl", filepath.Join(dir, "n.jsonl"))...)
 	if native.Code != 0 && strings.Contains(native.Stderr, "sandbox") {
-		t.Skipf("skipped: no Python sandbox here: %s", native.Stderr)
+		testenv.Skip(t, "a Python sandbox", strings.TrimSpace(native.Stderr), "apt-get install bubblewrap, or allow unprivileged user namespaces")
 	}
 	if native.Code != 0 {
 		t.Fatalf("native: %+v", native)
@@ -175,7 +176,7 @@ func TestRolloutBenchJSON(t *testing.T) {
 	r := runCLI(t, "rollout", "bench", "--preset", "tiny", "--tool-sleep", "1ms", "--rollouts", "8",
 		"--concurrency", "4", "--threads", "2", "--json")
 	if r.Code != 0 && strings.Contains(r.Stderr, "sandbox") {
-		t.Skipf("skipped: no Python sandbox here: %s", r.Stderr)
+		testenv.Skip(t, "a Python sandbox", strings.TrimSpace(r.Stderr), "apt-get install bubblewrap, or allow unprivileged user namespaces")
 	}
 	if r.Code != 0 {
 		t.Fatalf("%+v", r)
@@ -215,7 +216,7 @@ func TestRolloutResumesAfterInterrupt(t *testing.T) {
 	}
 	full := runCLI(t, args(filepath.Join(dir, "full.parquet"))...)
 	if full.Code != 0 && strings.Contains(full.Stderr, "sandbox") {
-		t.Skipf("skipped: no Python sandbox here: %s", full.Stderr)
+		testenv.Skip(t, "a Python sandbox", strings.TrimSpace(full.Stderr), "apt-get install bubblewrap, or allow unprivileged user namespaces")
 	}
 	if full.Code != 0 {
 		t.Fatalf("%+v", full)

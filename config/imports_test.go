@@ -5,16 +5,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"gorstar/internal/testenv"
 )
 
 // libraries are the packages that take their own options and never import config (package doc).
 var libraries = []string{"model", "engine", "reward", "data", "chat", "tokenizer", "kernels", "safetensors", "serve"}
 
 func TestLibrariesDoNotImportConfig(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("skipped: no go tool on PATH to list dependencies")
-	}
+	goTool := testenv.Command(t, "go", "install Go")
 	for _, lib := range libraries {
 		out, err := exec.Command(goTool, "list", "-deps", "gorstar/"+lib).Output()
 		if err != nil {

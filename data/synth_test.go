@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"gorstar/chat"
+	"gorstar/internal/testenv"
 	"gorstar/internal/testmodel"
 )
 
@@ -72,10 +73,7 @@ func TestArithAnswersExact(t *testing.T) {
 
 // Big operands are checked against Python's exact integers.
 func TestArithAnswersAgainstPython(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not found")
-	}
+	py := testenv.Python3(t)
 	gen, _ := NewArith(ArithOptions{MinDigits: 15, MaxDigits: 30, Operands: 5, Ops: "+-*"}, 3)
 	var exprs, answers []string
 	for i := 0; i < 200; i++ {

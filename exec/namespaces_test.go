@@ -9,13 +9,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gorstar/internal/testenv"
 )
 
 // auto is bwrap when it is on PATH (and bounds /tmp with --size), gorstar's own namespaces when it is not.
 func TestAutoPicksBwrapThenNamespaces(t *testing.T) {
 	exe, _, err := ResolvePython("python3")
 	if err != nil {
-		t.Skipf("no python3: %v", err)
+		testenv.Skip(t, "python3", err.Error(), "apt-get install python3")
 	}
 	if BwrapAvailable() {
 		sb, _, err := chooseSandbox(SandboxAuto, exe)
@@ -32,7 +34,7 @@ func TestAutoPicksBwrapThenNamespaces(t *testing.T) {
 		if !errors.Is(err, ErrNoSandbox) {
 			t.Fatalf("auto without bwrap nor namespaces: want ErrNoSandbox, got %v", err)
 		}
-		t.Skipf("namespaces not available here: %v", err)
+		testenv.Sandbox(t, err)
 	}
 	if sb.kind != SandboxNamespaces {
 		t.Fatalf("auto without bwrap picked %q", sb.kind)
@@ -60,7 +62,7 @@ func TestAutoPicksBwrapThenNamespaces(t *testing.T) {
 func TestAutoPassesOverBwrapWithoutSize(t *testing.T) {
 	exe, _, err := ResolvePython("python3")
 	if err != nil {
-		t.Skipf("no python3: %v", err)
+		testenv.Skip(t, "python3", err.Error(), "apt-get install python3")
 	}
 	dir := t.TempDir()
 	old := "#!/bin/sh\necho 'usage: bwrap [OPTIONS...] [--] COMMAND [ARGS...]'\necho '    --tmpfs DEST   Mount new tmpfs on DEST'\n"
@@ -90,11 +92,11 @@ func TestAutoPassesOverBwrapWithoutSize(t *testing.T) {
 func TestNamespaceInitNamesTheFailedStep(t *testing.T) {
 	exe, prefixes, err := ResolvePython("python3")
 	if err != nil {
-		t.Skipf("no python3: %v", err)
+		testenv.Skip(t, "python3", err.Error(), "apt-get install python3")
 	}
 	sb := &sandbox{kind: SandboxNamespaces, python: exe, asRoot: os.Geteuid() == 0}
 	if err := sb.probeNamespaces(prefixes); err != nil {
-		t.Skipf("namespaces not available here: %v", err)
+		testenv.Sandbox(t, err)
 	}
 	// The host's /etc/passwd is not in the sandbox.
 	cmd, err := sb.nsCommand(prefixes, "/etc/passwd", []string{"x"}, nil)

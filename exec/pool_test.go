@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"gorstar/config"
+	"gorstar/internal/testenv"
 )
 
 // testConfig is a small, fast pool: two workers, only cheap modules. Its limits are generous, so
@@ -38,24 +38,22 @@ const testSandboxEnv = "GORSTAR_TEST_SANDBOX"
 // python3 or that sandbox is absent.
 func newTestPool(t testing.TB, cfg config.Exec, opts ...PoolOption) *Pool {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH: the sandbox tests need a real interpreter")
-	}
+	testenv.Python3(t)
 	if forced := os.Getenv(testSandboxEnv); forced != "" && (cfg.Sandbox == SandboxAuto || cfg.Sandbox == "") {
 		cfg.Sandbox = forced
 	}
 	switch cfg.Sandbox {
 	case SandboxNamespaces:
 		if _, _, err := chooseSandbox(SandboxNamespaces, cfg.Python); err != nil {
-			t.Skipf("the namespace sandbox does not start here: %v", err)
+			testenv.Skip(t, "gorstar's namespace sandbox", err.Error(), "allow unprivileged user namespaces")
 		}
 	case SandboxBwrap:
 		if !BwrapAvailable() {
-			t.Skip("bwrap not on PATH (the namespaces variant of this test runs without it)")
+			testenv.Skip(t, "bwrap", "not on PATH; the namespaces variant of this test runs without it", "apt-get install bubblewrap")
 		}
 	case SandboxAuto, "":
 		if _, _, err := chooseSandbox(SandboxAuto, cfg.Python); err != nil {
-			t.Skipf("neither bubblewrap nor gorstar's namespace sandbox works here: %v", err)
+			testenv.Sandbox(t, err)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

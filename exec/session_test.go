@@ -3,12 +3,13 @@ package exec
 import (
 	"context"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"gorstar/internal/testenv"
 )
 
 func TestSessionsKeepStateStatelessCallsDoNot(t *testing.T) {
@@ -64,7 +65,10 @@ func TestSessionIdleTimeout(t *testing.T) {
 	cfg.SessionIdle.Duration = 300 * time.Millisecond
 	p := newTestPool(t, cfg)
 	run(t, p, Call{Session: "s", Code: "x = 1"})
-	time.Sleep(2 * time.Second)
+	// The worker ends idle sessions after each message it handles (and once a second): wait just
+	// past the limit, then a stateless call makes it look, before it reads the next message.
+	time.Sleep(cfg.SessionIdle.Duration + 100*time.Millisecond)
+	run(t, p, Call{Code: "pass"})
 	r := run(t, p, Call{Session: "s", Code: "print('x' in globals())"})
 	if r.Stdout != "False\n" {
 		t.Fatalf("an idle session outlived its timeout: %+v", r)
@@ -273,9 +277,7 @@ func testNoProcessLeaks(t *testing.T, kind string) {
 
 // With --sandbox=none a worker writes and wipes only its own private directory.
 func TestSandboxNoneWipesOnlyItsOwnDirectory(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH")
-	}
+	testenv.Python3(t)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	sentinel := tmp + "/keep-me"

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gorstar/internal/testenv"
 )
 
 // unprivilegedEnv names the sandbox TestUnprivilegedChild runs in; TestUnprivilegedSandbox sets it.
@@ -20,10 +22,10 @@ const unprivilegedEnv = "GORSTAR_TEST_UNPRIVILEGED"
 // nobody (uid 65534), which runs TestUnprivilegedChild with Debian's python3 in each sandbox.
 func TestUnprivilegedSandbox(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root, to start the check as another user")
+		testenv.Skip(t, "root", "to start the check as another user", "")
 	}
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
-		t.Skip("needs /usr/bin/python3 (an interpreter outside root's home)")
+		testenv.Skip(t, testenv.SystemPython, "an interpreter outside root's home", "apt-get install python3")
 	}
 	dir, err := os.MkdirTemp("", "gorstar-unprivileged-")
 	if err != nil {
@@ -40,7 +42,7 @@ func TestUnprivilegedSandbox(t *testing.T) {
 	for _, kind := range []string{SandboxBwrap, SandboxNamespaces} {
 		t.Run(kind, func(t *testing.T) {
 			if kind == SandboxBwrap && !BwrapAvailable() {
-				t.Skip("bwrap not on PATH")
+				testenv.Skip(t, "bwrap", "not on PATH", "apt-get install bubblewrap")
 			}
 			cmd := osexec.Command(bin, "-test.run", "^TestUnprivilegedChild$", "-test.v", "-test.count=1")
 			cmd.Dir = dir

@@ -7,17 +7,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"gorstar/internal/testenv"
 )
 
 // TestROCmBuild proves the HIP backend compiles and links where hipcc is installed (no GPU is
 // needed): it runs rocm/build.sh, then builds this package's test binary with -tags rocm.
 func TestROCmBuild(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the HIP kernels (about a minute); skipped with -short")
-	}
-	if _, err := exec.LookPath("hipcc"); err != nil {
-		t.Skip("hipcc not installed (apt-get install hipcc): the rocm backend is not built")
-	}
+	testenv.Short(t, "builds the HIP kernels (about a minute)")
+	testenv.Command(t, "hipcc", "apt-get install hipcc")
 	build := exec.Command("sh", filepath.Join("rocm", "build.sh"))
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("rocm/build.sh: %v\n%s", err, out)

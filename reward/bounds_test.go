@@ -1,14 +1,15 @@
 package reward
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 )
 
-// adversarialInputs are answers built to make a verifier do a lot of work. Each must grade
-// quickly; TestAdversarialInputsAreBounded logs the slowest (no timed assertion: the work bounds
-// are counted, not timed) and BenchmarkAdversarial measures them.
+// adversarialInputs are answers built to make a verifier do a lot of work. Each must grade within
+// the work bounds: TestAdversarialInputsAreBounded asserts a bound on the memory each allocates
+// (counted, not timed) and logs the slowest; BenchmarkAdversarial measures them.
 var adversarialInputs = []string{
 	"9^{9^{9^{9}}}",
 	"2^{100000000}",
@@ -46,17 +47,30 @@ var adversarialInputs = []string{
 	strings.Repeat(`\sin(x^{99}+y), `, 60) + "1",
 }
 
+// maxAdversarialAlloc bounds the bytes the four calls below may allocate for one input and one
+// reference. The worst of the table allocates ~12 MB; a grade whose work bounds failed would
+// allocate without end.
+const maxAdversarialAlloc = 64 << 20
+
 func TestAdversarialInputsAreBounded(t *testing.T) {
 	var slowest time.Duration
 	var which string
+	var ms runtime.MemStats
 	for _, a := range adversarialInputs {
 		for _, ref := range []string{a, "1", "x+1"} {
+			runtime.ReadMemStats(&ms)
+			before := ms.TotalAlloc
 			start := time.Now()
 			Grade(`\boxed{`+a+`}`, ref, strict)
 			Grade(a, ref, rstar2)
 			Kind(a)
 			Canonical(a)
-			if d := time.Since(start); d > slowest {
+			d := time.Since(start)
+			runtime.ReadMemStats(&ms)
+			if alloc := ms.TotalAlloc - before; alloc > maxAdversarialAlloc {
+				t.Errorf("%.60q against %q allocated %d MB, more than the bound of %d MB", a, ref, alloc>>20, maxAdversarialAlloc>>20)
+			}
+			if d > slowest {
 				slowest, which = d, a
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"gorstar/config"
 	"gorstar/exec"
+	"gorstar/internal/testenv"
 	"gorstar/rollout"
 )
 
@@ -27,7 +28,7 @@ func TestCanaryTellsTheSandboxFromThePolicy(t *testing.T) {
 	e.Workers, e.Modules, e.Timeout = 1, []string{"math"}, config.D(5*time.Second)
 	pool, err := exec.NewPool(context.Background(), e)
 	if errors.Is(err, exec.ErrNoSandbox) {
-		t.Skipf("no sandbox here: %v", err)
+		testenv.Sandbox(t, err)
 	}
 	if err != nil {
 		t.Fatal(err)

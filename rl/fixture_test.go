@@ -14,6 +14,7 @@ import (
 	"gorstar/config"
 	"gorstar/data"
 	"gorstar/exec"
+	"gorstar/internal/testenv"
 	"gorstar/kernels"
 	"gorstar/model"
 	"gorstar/rl"
@@ -123,6 +124,6 @@ func testOptions(modelDir, dataPath, out string) rl.Options {
 func skipWithoutSandbox(t testing.TB, err error) {
 	t.Helper()
 	if errors.Is(err, exec.ErrNoSandbox) {
-		t.Skipf("no sandbox here: %v", err)
+		testenv.Sandbox(t, err)
 	}
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	osexec "os/exec"
 	"slices"
 	"testing"
 	"time"
 
 	"gorstar/config"
 	"gorstar/exec"
+	"gorstar/internal/testenv"
 	"gorstar/internal/testmodel"
 	"gorstar/model"
 	"gorstar/tokenizer"
@@ -52,9 +52,7 @@ func tinyModel(t testing.TB, tok *tokenizer.Tokenizer) *model.Model {
 // testPool starts the real sandboxed Python pool, or skips where none works here.
 func testPool(t testing.TB, workers int) *exec.Pool {
 	t.Helper()
-	if _, err := osexec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH: the tool tests need a real interpreter")
-	}
+	testenv.Python3(t)
 	cfg := config.DefaultExec()
 	cfg.Workers = workers
 	cfg.Modules = []string{"math"}
@@ -63,7 +61,7 @@ func testPool(t testing.TB, workers int) *exec.Pool {
 	defer cancel()
 	p, err := exec.NewPool(ctx, cfg)
 	if errors.Is(err, exec.ErrNoSandbox) {
-		t.Skipf("no sandbox here: %v", err)
+		testenv.Sandbox(t, err)
 	}
 	if err != nil {
 		t.Fatalf("NewPool: %v", err)

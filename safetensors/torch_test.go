@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"gorstar/internal/testenv"
 )
 
 // torchPython is Debian's interpreter with python3-torch; bench/qwen3_torch.py has its own
@@ -15,9 +17,7 @@ const torchPython = "/usr/bin/python3"
 
 func needTorch(t *testing.T) string {
 	t.Helper()
-	if err := exec.Command(torchPython, "-c", "import torch").Run(); err != nil {
-		t.Skipf("skipping: %s with torch not available (apt-get install python3-torch): %v", torchPython, err)
-	}
+	testenv.PythonModule(t, torchPython, "torch", "python3-torch")
 	script, _ := filepath.Abs("../bench/qwen3_torch.py")
 	return script
 }

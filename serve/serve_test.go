@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"gorstar/engine"
+	"gorstar/internal/testenv"
 	"gorstar/internal/testmodel"
 	"gorstar/tokenizer"
 )
@@ -403,10 +404,7 @@ func TestStreaming(t *testing.T) {
 
 // curl, the OpenAI client every user has, gets a completion.
 func TestCurl(t *testing.T) {
-	curl, err := exec.LookPath("curl")
-	if err != nil {
-		t.Skip("skipped: curl not installed")
-	}
+	curl := testenv.Command(t, "curl", "apt-get install curl")
 	url := startServer(t, engine.Options{KVTokens: 4096, MaxSeqs: 4})
 	out, err := exec.Command(curl, "-sS", "--max-time", "60", url+"/v1/completions", "-H", "Content-Type: application/json",
 		"-d", `{"model": "tiny", "prompt": "Hello", "max_tokens": 4}`).Output()

