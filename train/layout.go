@@ -32,8 +32,7 @@ func (l Layout) path(elem ...string) string {
 	return filepath.Join(append([]string{l.Dir}, elem...)...)
 }
 
-// Lock is the lock file (see AcquireLock). It is the file internal/rundir locks too, so the two
-// exclude each other.
+// Lock is the lock file (see AcquireLock).
 func (l Layout) Lock() string { return l.path(".lock") }
 
 // Config is the resolved configuration the run was started with.
