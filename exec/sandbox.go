@@ -31,7 +31,6 @@ type sandbox struct {
 	kind   string // bwrap, namespaces or none
 	bwrap  string // path of bwrap
 	python string // real path of the interpreter
-	prefix string // the interpreter's installation prefix (bound read-only)
 	asRoot bool   // children can drop to their own uids (we are root)
 	tmpMB  int    // size of each worker's /tmp, a tmpfs (memory): exec.tmp_mb
 	// bwrapSize: bwrap can bound /tmp (--size: bubblewrap 0.7+, and not a setuid bwrap, which

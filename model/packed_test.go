@@ -10,22 +10,6 @@ import (
 
 // Packed batches (Batch.Docs): documents in one row behave as rows of their own.
 
-// packedCase is rows of documents (token ids and weights per document) packed into rows of L.
-type packedCase struct {
-	L    int
-	rows [][][]int32 // rows[b][d] = ids of document d of row b
-}
-
-func (p packedCase) docs() [][]int {
-	docs := make([][]int, len(p.rows))
-	for b, row := range p.rows {
-		for _, d := range row {
-			docs[b] = append(docs[b], len(d))
-		}
-	}
-	return docs
-}
-
 // randomDocs returns documents of the given lengths and a weight per token (some 0, some
 // negative, as SFT masks and RL advantages give).
 func randomDocs(c Config, lengths [][]int, seed uint64) (ids [][][]int32, weights [][][]float32) {

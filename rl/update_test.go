@@ -53,14 +53,12 @@ func TestGeneratedTokensAlignWithLogprobPositions(t *testing.T) {
 	tb := p.tokenBatch(seqs, make([]float32, b.B*b.L), 0)
 	var wantIDs []int32
 	var wantGen []int32
-	var wantLP []float32
 	for _, k := range p.rows[0] {
 		wantIDs = append(wantIDs, seqs[k].ids...)
 	}
 	for i, g := range tb.Mask {
 		if g {
 			wantGen = append(wantGen, b.IDs[i])
-			wantLP = append(wantLP, tb.RolloutLogprobs[i])
 			if want := -float32(b.IDs[i]) / 100; tb.RolloutLogprobs[i] != want {
 				t.Errorf("position %d (id %d): rollout logprob %g, want %g", i, b.IDs[i], tb.RolloutLogprobs[i], want)
 			}

@@ -79,17 +79,17 @@ func parsePreTokenizer(raw json.RawMessage) (pretokenizer, bool, error) {
 
 func parseSplit(c componentJSON) (splitStep, error) {
 	if c.Behavior != "Isolated" {
-		return nil, fmt.Errorf("Split behavior %q is not supported (Isolated is)", c.Behavior)
+		return nil, fmt.Errorf("pre-tokenizer Split: behavior %q is not supported (Isolated is)", c.Behavior)
 	}
 	if c.Invert {
-		return nil, fmt.Errorf("Split with invert=true is not supported")
+		return nil, fmt.Errorf("pre-tokenizer Split: invert=true is not supported")
 	}
 	if c.Pattern == nil || (c.Pattern.Regex == nil && c.Pattern.String == nil) {
-		return nil, fmt.Errorf("Split has no pattern")
+		return nil, fmt.Errorf("pre-tokenizer Split: no pattern")
 	}
 	if lit := c.Pattern.String; lit != nil {
 		if *lit == "" {
-			return nil, fmt.Errorf("Split pattern is an empty string")
+			return nil, fmt.Errorf("pre-tokenizer Split: the pattern is an empty string")
 		}
 		return literalSplit(*lit), nil
 	}
@@ -103,7 +103,7 @@ func parseSplit(c componentJSON) (splitStep, error) {
 	default:
 		re, err := regexp.Compile(pattern)
 		if err != nil {
-			return nil, fmt.Errorf("Split pattern %q: not a known tokenizer pattern and Go's regexp rejects it: %w", pattern, err)
+			return nil, fmt.Errorf("pre-tokenizer Split: pattern %q: not a known tokenizer pattern and Go's regexp rejects it: %w", pattern, err)
 		}
 		return regexpSplit(re), nil
 	}

@@ -61,11 +61,6 @@ func loadQwen3(tb testing.TB) *Tokenizer {
 // findQwen3TokenizerJSON returns the path of the real Qwen3 tokenizer.json, or "" and why not.
 func findQwen3TokenizerJSON() (string, string) { return testenv.Qwen3TokenizerPath() }
 
-func fileExists(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && !st.IsDir()
-}
-
 func TestQwen3Fixture(t *testing.T) {
 	tok := loadQwen3(t)
 	raw, err := os.ReadFile(filepath.Join("testdata", "qwen3_fixture.json"))
