@@ -29,6 +29,7 @@ print(json.dumps(out))
 
 // The Jinja versions of the built-in templates render the same text as the Go ones.
 func TestHFChatTemplatesMatch(t *testing.T) {
+	testenv.Short(t, "renders with Python's jinja2")
 	python := testenv.Python3(t)
 	testenv.PythonModule(t, python, "jinja2", "python3-jinja2")
 	tok := testmodel.Tokenizer(t)

@@ -1,7 +1,9 @@
 // Package cmd is gorstar's command line: the urfave/cli application, one file per command group,
-// the global flags and their resolution (globals.go). It wires flags to the packages and holds no
-// algorithm; logic a stage needs lives in the package that owns it. Here `exec` is always
-// gorstar's sandboxed Python tool; the standard library's os/exec is imported as osexec.
+// the global flags and their resolution (globals.go). A handler turns flags into options, calls
+// the package that owns the capability and prints its result. cmd still holds code a second
+// caller would need — the benches' orchestration, chat's turn loop and endpoint client, memory
+// estimates — which belongs in those packages. Here `exec` is always gorstar's sandboxed Python
+// tool; the standard library's os/exec is imported as osexec.
 package cmd
 
 import (

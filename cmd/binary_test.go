@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"gorstar/internal/testenv"
 )
 
 // The bad-invocation tests run the built binary, as a user would: a fresh process, its real exit
@@ -37,6 +39,7 @@ func TestMain(m *testing.M) {
 // gorstarBinary builds the command once per test process and returns its path.
 func gorstarBinary(t *testing.T) string {
 	t.Helper()
+	testenv.Short(t, "builds and runs the gorstar binary")
 	binOnce.Do(func() {
 		if binDir, binErr = os.MkdirTemp("", "gorstar-bin-"); binErr != nil {
 			return

@@ -11,6 +11,7 @@ import (
 
 	"gorstar/chat"
 	"gorstar/data"
+	"gorstar/internal/testenv"
 	"gorstar/internal/testmodel"
 	"gorstar/rollout"
 	"gorstar/tokenizer"
@@ -121,6 +122,7 @@ func TestDataFilterPromptTokensAndPassRate(t *testing.T) {
 // A pass-rate filter through `gorstar serve` samples what the model natively samples: the same
 // seeds give the same pass rates.
 func TestDataFilterEndpointAgreesWithNative(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	dir := t.TempDir()
 	model := testmodel.TinyDir(t)
 	in := filterProblems(t, dir)
@@ -142,6 +144,7 @@ func TestDataFilterEndpointAgreesWithNative(t *testing.T) {
 
 // Flags that cannot work are refused before anything is opened or written.
 func TestDataFilterBadFlags(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	shared, m := badModelDir(t)
 	in := filterProblems(t, shared)
 	base := []string{"data", "filter", "--in", in, "--out", "out.jsonl"}

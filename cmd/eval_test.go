@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"gorstar/eval"
+	"gorstar/internal/testenv"
 )
 
 func writeEvalProblems(t *testing.T, dir, name string, lines ...string) string {
@@ -51,6 +52,7 @@ func startServe(t *testing.T, dir string) string {
 // The same model evaluated natively and through `gorstar serve` over HTTP, with the same seeds,
 // gives the same per-sample results and the same summary.
 func TestEvalNativeAndServeAgree(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	dir := t.TempDir()
 	model := filepath.Join(dir, "tiny")
 	if r := runCLI(t, "model", "init", "--out", model, "--preset", "tiny"); r.Code != 0 {

@@ -13,6 +13,7 @@ import (
 
 	"gorstar/config"
 	"gorstar/exec"
+	"gorstar/internal/testenv"
 )
 
 // execNode is a `gorstar exec serve` node on a loopback port (the same pool and server the
@@ -59,6 +60,7 @@ func (n *execNode) kill() {
 // here; one node dying mid-run loses no call (each goes to the other), and a list where no node
 // answers is one line naming the key, exit 1.
 func TestRolloutToolsOnExecNodes(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	a, b := startExecNode(t, 4), startExecNode(t, 4)
 	done := make(chan struct{})
 	go func() { // kill a once it has taken a few calls

@@ -14,6 +14,7 @@ import (
 // gorstar's own namespaces (the tests run on whichever the machine has).
 func needSandbox(t *testing.T) {
 	t.Helper()
+	testenv.Short(t, "starts sandboxed Python")
 	testenv.Python3(t)
 	if _, err := exec.AutoSandbox(config.DefaultExec().Python); err != nil {
 		testenv.Sandbox(t, err)
@@ -33,6 +34,7 @@ func lightArgs(sandbox string) []string {
 }
 
 func TestExecRunCommand(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	needSandbox(t)
 	r := runCLI(t, append([]string{"exec", "run", "--code", "x = 6 * 7\nx"}, light...)...)
 	if r.Code != 0 || r.Stdout != "42\n" {
@@ -61,6 +63,7 @@ func TestExecRunCommand(t *testing.T) {
 }
 
 func TestExecBenchCommand(t *testing.T) {
+	testenv.Short(t, "a bench run as a test")
 	needSandbox(t)
 	out := decodeJSON(t, runCLI(t, append([]string{"exec", "bench", "--json", "--workload", "print", "--concurrency", "4",
 		"--duration", "300ms", "--workers", "2"}, light...)...))
@@ -81,6 +84,7 @@ func TestExecBenchCommand(t *testing.T) {
 
 // Every sandbox runs code from the command line; none says loudly that nothing is isolated.
 func TestExecRunSandboxKinds(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	testenv.Python3(t)
 	for _, kind := range []string{"bwrap", "namespaces", "none"} {
 		if kind == "bwrap" && !exec.BwrapAvailable() {

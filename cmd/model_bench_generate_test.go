@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	"gorstar/internal/stats"
+	"gorstar/internal/testenv"
 
 	"github.com/urfave/cli/v2"
 )
 
 func TestGenerateBench(t *testing.T) {
+	testenv.Short(t, "a bench run as a test")
 	app := &cli.App{Flags: globalFlags(), Writer: &bytes.Buffer{}, Action: func(c *cli.Context) error {
 		o, err := globalOptions(c)
 		if err != nil {
@@ -34,6 +36,7 @@ func TestGenerateBench(t *testing.T) {
 
 // --repeat N: every run's figure listed and the row's the median of them.
 func TestGenerateBenchRepeat(t *testing.T) {
+	testenv.Short(t, "a bench run as a test")
 	r := runCLI(t, "model", "bench", "--generate", "--preset", "tiny", "--batch", "2", "--prompt-len", "4", "--new-tokens", "3", "--repeat", "3", "--json")
 	if r.Code != 0 {
 		t.Fatalf("exit %d: %s", r.Code, r.Stderr)

@@ -45,6 +45,7 @@ func TestModelInitInfoLogprobs(t *testing.T) {
 // gorstar's logprobs agree with an independent PyTorch implementation of Qwen3/Qwen2
 // (bench/qwen3_torch.py, float64) to 1e-4.
 func TestModelLogprobsMatchPyTorch(t *testing.T) {
+	testenv.Short(t, "compares with PyTorch")
 	testenv.Torch(t)
 	tmp := t.TempDir()
 	tiny := filepath.Join(tmp, "tiny")
@@ -145,6 +146,7 @@ func TestModelCommandBadInputs(t *testing.T) {
 }
 
 func TestModelBenchRuns(t *testing.T) {
+	testenv.Short(t, "a bench run as a test")
 	r := runCLI(t, "model", "bench", "--preset", "tiny", "--train", "--batch", "2", "--seq", "16", "--steps", "1", "--json")
 	if r.Code != 0 {
 		t.Fatalf("%+v", r)
@@ -200,6 +202,7 @@ func TestModelBenchRuns(t *testing.T) {
 }
 
 func TestModelBenchGenerateRuns(t *testing.T) {
+	testenv.Short(t, "a bench run as a test")
 	r := runCLI(t, "model", "bench", "--preset", "tiny", "--generate", "--batch", "2", "--prompt-len", "4", "--new-tokens", "3", "--json")
 	if r.Code != 0 {
 		t.Fatalf("%+v", r)

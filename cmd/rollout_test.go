@@ -30,6 +30,7 @@ func writeFile(t *testing.T, dir, name, text string) string {
 // A tiny random model rolls out two problems × 2 samples with the real engine and sandbox: the
 // summary counts them and both trace files are written.
 func TestRolloutWritesTraces(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	dir := t.TempDir()
 	model := testmodel.TinyDir(t)
 	problems := writeFile(t, dir, "p.jsonl", `{"problem":"What is 1+1?","answer":"2"}`+"\n"+`{"problem":"What is 2+3?","answer":"5"}`+"\n")
@@ -112,6 +113,7 @@ func TestRolloutBadInput(t *testing.T) {
 // The same rollouts natively and through `gorstar serve` over HTTP (--endpoint): with one turn
 // and the same seeds, the trajectories are the same token for token.
 func TestRolloutThroughServe(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	dir := t.TempDir()
 	model := filepath.Join(dir, "tiny")
 	if r := runCLI(t, "model", "init", "--out", model, "--preset", "tiny"); r.Code != 0 {
@@ -173,6 +175,7 @@ func readTraces(t *testing.T, path string) []rollout.Trajectory {
 
 // The bench runs end to end on a few rollouts and reports the issue's fields.
 func TestRolloutBenchJSON(t *testing.T) {
+	testenv.Short(t, "a bench run as a test")
 	r := runCLI(t, "rollout", "bench", "--preset", "tiny", "--tool-sleep", "1ms", "--rollouts", "8",
 		"--concurrency", "4", "--threads", "2", "--json")
 	if r.Code != 0 && strings.Contains(r.Stderr, "sandbox") {
@@ -202,6 +205,7 @@ func TestRolloutBenchJSON(t *testing.T) {
 // again rolls out only the rest and writes the traces an uninterrupted run writes, token for
 // token. Another command on the same --out is refused, naming what changed.
 func TestRolloutResumesAfterInterrupt(t *testing.T) {
+	testenv.Short(t, "runs the built binary and kills it")
 	dir := t.TempDir()
 	model := testmodel.TinyDir(t)
 	var lines strings.Builder

@@ -5,10 +5,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gorstar/internal/testenv"
 )
 
 // A tiny SFT run end to end into a run directory's sft/, then the run's report.
 func TestSFTCommandAndReport(t *testing.T) {
+	testenv.Short(t, "the whole pipeline")
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	mustRun := func(args ...string) cliResult {
@@ -87,6 +90,7 @@ func TestSFTBadInput(t *testing.T) {
 }
 
 func TestSFTBench(t *testing.T) {
+	testenv.Short(t, "a bench run as a test")
 	r := runCLI(t, "sft", "bench", "--preset", "tiny", "--steps", "1", "--conversations", "8", "--tokens-per-step", "1024", "--threads", "2", "--json")
 	if r.Code != 0 {
 		t.Fatalf("exit %d: %s", r.Code, r.Stderr)

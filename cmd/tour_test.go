@@ -12,6 +12,7 @@ import (
 
 	"gorstar/config"
 	"gorstar/exec"
+	"gorstar/internal/testenv"
 )
 
 // TestReadmeTour runs the README's tour top to bottom against the built binary, in an empty
@@ -20,9 +21,7 @@ import (
 // are tested elsewhere) are skipped, as is `go build` (the binary is built once for the tests),
 // and the tool's lines where no sandbox or no sympy is available.
 func TestReadmeTour(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the tour takes a while")
-	}
+	testenv.Short(t, "the README's tour")
 	raw, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
 		t.Fatal(err)

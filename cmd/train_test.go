@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"gorstar/internal/testenv"
 	"gorstar/train"
 )
 
@@ -29,6 +30,7 @@ func shortTrainArgs(args ...string) []string {
 // gorstar train --json through every stage: the final eval with "sft_eval" and "stages"; then
 // --only eval-stage2 redoes that evaluation alone, and the table is printed.
 func TestTrainCommandJSON(t *testing.T) {
+	testenv.Short(t, "the whole pipeline")
 	run := filepath.Join(t.TempDir(), "run")
 	r := runCLI(t, shortTrainArgs("train", "--run-dir", run, "--json")...)
 	if r.Code != 0 {
@@ -56,6 +58,7 @@ func TestTrainCommandJSON(t *testing.T) {
 // Bad input to gorstar train, run as the binary: one stderr line, exit 1, before any work (no
 // file is created).
 func TestTrainBadInput(t *testing.T) {
+	testenv.Short(t, "the whole pipeline")
 	shared := t.TempDir()
 	busy := filepath.Join(shared, "busy")
 	lock, err := train.AcquireLock(busy) // this test process holds it while the binary tries

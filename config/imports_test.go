@@ -13,6 +13,7 @@ import (
 var libraries = []string{"model", "engine", "reward", "data", "chat", "tokenizer", "kernels", "safetensors", "serve"}
 
 func TestLibrariesDoNotImportConfig(t *testing.T) {
+	testenv.Short(t, "runs go list over the module")
 	goTool := testenv.Command(t, "go", "install Go")
 	for _, lib := range libraries {
 		out, err := exec.Command(goTool, "list", "-deps", "gorstar/"+lib).Output()

@@ -73,6 +73,7 @@ func TestArithAnswersExact(t *testing.T) {
 
 // Big operands are checked against Python's exact integers.
 func TestArithAnswersAgainstPython(t *testing.T) {
+	testenv.Short(t, "checks answers with python3")
 	py := testenv.Python3(t)
 	gen, _ := NewArith(ArithOptions{MinDigits: 15, MaxDigits: 30, Operands: 5, Ops: "+-*"}, 3)
 	var exprs, answers []string

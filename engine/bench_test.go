@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"gorstar/internal/testenv"
 	"gorstar/internal/testmodel"
 	"gorstar/model"
 )
@@ -37,6 +38,7 @@ func BenchmarkGenerate(b *testing.B) {
 }
 
 func TestBenchRuns(t *testing.T) {
+	testenv.Short(t, "a bench run as a test")
 	m, _ := testmodel.Model(t)
 	r, err := Bench(context.Background(), m, BenchOptions{Batch: 3, PromptLen: 5, NewTokens: 4})
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gorstar/internal/testenv"
 )
 
 // BenchmarkPoolPrintSequential is one call at a time through one warm worker: the per-call
@@ -45,6 +47,7 @@ var busyCall = Call{Code: "import time\nwhile time.process_time() < 0.3:\n    pa
 // own process shows up in the tree's waited-for CPU (through the sandbox, where the template
 // waits for the call's child) and in the machine's busy time.
 func TestCallCPUIsCounted(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	cfg := testConfig()
 	cfg.Workers = 1
 	p := newTestPool(t, cfg)
@@ -79,6 +82,7 @@ func TestCallCPUIsCounted(t *testing.T) {
 // TestReadCPUSelf: ReadCPU's Self is this process's CPU (a Go loop burning ~200 ms shows in it),
 // and its Calls are the sandbox's (a call's CPU shows there, not in Self).
 func TestReadCPUSelf(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	runtime.LockOSThread() // threadCPU reads this thread's time
 	defer runtime.UnlockOSThread()
 	cfg := testConfig()

@@ -9,13 +9,17 @@ import (
 	"testing"
 
 	"gorstar/config"
+	"gorstar/internal/testenv"
 )
 
 // TestTemplateKeepsHugePages checks what fork_wait is for: a template that writes nothing while
 // its call's child lives keeps its heap in 2 MiB pages, call after call (a write then would split
 // the page the child still shares, and every later fork would copy 512 entries for it). It reads
 // the template's AnonHugePages from the host's /proc around 40 stateless calls.
-func TestTemplateKeepsHugePages(t *testing.T) { forEachSandbox(t, testTemplateKeepsHugePages) }
+func TestTemplateKeepsHugePages(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
+	forEachSandbox(t, testTemplateKeepsHugePages)
+}
 
 func testTemplateKeepsHugePages(t *testing.T, kind string) {
 	cfg := sandboxConfig(kind)
@@ -60,6 +64,7 @@ func anonHugeKB(t *testing.T, pid int) int {
 // TestPythonForkFallback runs the harness cases through the template's Python fork-and-wait, the
 // path taken where the native one is not available: results must not depend on which is used.
 func TestPythonForkFallback(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	pythonForkForTests = true
 	t.Cleanup(func() { pythonForkForTests = false })
 	forEachSandbox(t, func(t *testing.T, kind string) {

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"gorstar/internal/testenv"
 	"gorstar/internal/usererr"
 )
 
@@ -28,6 +29,7 @@ func TestClientHealthOfDeadServer(t *testing.T) {
 
 // Health reports a live server's fields, in the endpoints' order, and WaitReady passes it.
 func TestClientHealthOfLiveServer(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	p := newTestPool(t, testConfig())
 	live := httptest.NewServer(NewServer(p))
 	defer live.Close()

@@ -9,10 +9,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gorstar/internal/testenv"
 )
 
 // Each hostile call must be contained with the right status and leave the pool serving.
-func TestLimitsContainHostileCode(t *testing.T) { forEachSandbox(t, testLimitsContainHostileCode) }
+func TestLimitsContainHostileCode(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
+	forEachSandbox(t, testLimitsContainHostileCode)
+}
 
 // hostBait leaves what a call must not reach on the host: a readable file in dir (its path) and a
 // TCP server on 127.0.0.1 (its port; accepted receives when something connects), closed with t.
@@ -159,7 +164,10 @@ func testLimitsContainHostileCode(t *testing.T, kind string) {
 }
 
 // No file or variable left by one call is visible to the next.
-func TestStatelessCallsShareNothing(t *testing.T) { forEachSandbox(t, testStatelessCallsShareNothing) }
+func TestStatelessCallsShareNothing(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
+	forEachSandbox(t, testStatelessCallsShareNothing)
+}
 
 func testStatelessCallsShareNothing(t *testing.T, kind string) {
 	cfg := sandboxConfig(kind)

@@ -15,6 +15,7 @@ import (
 
 // auto is bwrap when it is on PATH (and bounds /tmp with --size), gorstar's own namespaces when it is not.
 func TestAutoPicksBwrapThenNamespaces(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	exe, _, err := ResolvePython("python3")
 	if err != nil {
 		testenv.Skip(t, "python3", err.Error(), "apt-get install python3")
@@ -60,6 +61,7 @@ func TestAutoPicksBwrapThenNamespaces(t *testing.T) {
 // auto takes a bwrap that can bound /tmp (--size, bubblewrap 0.7+: TestAutoPicksBwrapThenNamespaces);
 // an older one only when gorstar's own namespaces are not available, and then without the bound.
 func TestAutoPassesOverBwrapWithoutSize(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	exe, _, err := ResolvePython("python3")
 	if err != nil {
 		testenv.Skip(t, "python3", err.Error(), "apt-get install python3")
@@ -90,6 +92,7 @@ func TestAutoPassesOverBwrapWithoutSize(t *testing.T) {
 
 // A failing step of the init says which one, on one line, and exits 127.
 func TestNamespaceInitNamesTheFailedStep(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	exe, prefixes, err := ResolvePython("python3")
 	if err != nil {
 		testenv.Skip(t, "python3", err.Error(), "apt-get install python3")

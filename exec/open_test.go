@@ -10,12 +10,14 @@ import (
 	"testing"
 
 	"gorstar/config"
+	"gorstar/internal/testenv"
 )
 
 // Open with exec.endpoints gives a client of the nodes that answer: a dead node is reported and
 // passed over, a node answering 500 has its calls served by another, and a list where none
 // answers is one error naming the key and each node.
 func TestOpenEndpoints(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	p := newTestPool(t, testConfig())
 	live := httptest.NewServer(NewServer(p))
 	defer live.Close()

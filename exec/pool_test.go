@@ -38,6 +38,7 @@ const testSandboxEnv = "GORSTAR_TEST_SANDBOX"
 // python3 or that sandbox is absent.
 func newTestPool(t testing.TB, cfg config.Exec, opts ...PoolOption) *Pool {
 	t.Helper()
+	testenv.Short(t, "starts sandboxed Python")
 	testenv.Python3(t)
 	if forced := os.Getenv(testSandboxEnv); forced != "" && (cfg.Sandbox == SandboxAuto || cfg.Sandbox == "") {
 		cfg.Sandbox = forced
@@ -69,6 +70,7 @@ func newTestPool(t testing.TB, cfg config.Exec, opts ...PoolOption) *Pool {
 // forEachSandbox runs test once per sandbox, bwrap and gorstar's own namespaces, as subtests
 // named after them (each skips where its sandbox is not available).
 func forEachSandbox(t *testing.T, test func(t *testing.T, kind string)) {
+	testenv.Short(t, "starts sandboxed Python")
 	for _, kind := range []string{SandboxBwrap, SandboxNamespaces} {
 		t.Run(kind, func(t *testing.T) { test(t, kind) })
 	}
@@ -88,7 +90,10 @@ func run(t testing.TB, p Runner, c Call) Result {
 	return p.Run(ctx, c)
 }
 
-func TestHarnessSemantics(t *testing.T) { forEachSandbox(t, testHarnessSemantics) }
+func TestHarnessSemantics(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
+	forEachSandbox(t, testHarnessSemantics)
+}
 
 func testHarnessSemantics(t *testing.T, kind string) {
 	checkHarnessSemantics(t, newTestPool(t, sandboxConfig(kind)))
@@ -97,6 +102,7 @@ func testHarnessSemantics(t *testing.T, kind string) {
 // TestFreshRunnerHarness runs the harness cases through the bench's baseline, which runs
 // harness.py alone in a fresh interpreter per call: the bench compares designs, not harnesses.
 func TestFreshRunnerHarness(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	f, err := NewFreshRunner(testConfig(), 2)
 	if err != nil {
 		t.Fatal(err)
@@ -166,6 +172,7 @@ func manyAssignments(n int) string {
 // TestOnWorkerStarted: the callback hears of every worker once, counting up to the pool's size
 // (2 per core when exec.workers is 0), before NewPool returns.
 func TestOnWorkerStarted(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	cfg := testConfig()
 	cfg.Workers = 0
 	var got []int
@@ -207,6 +214,7 @@ func TestStartFailuresOneLine(t *testing.T) {
 // sandbox and for sessions too; with "normal", or "auto" alone, under the normal policy (0) at
 // nice 0.
 func TestIdlePriority(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	const code = "import os\nprint(os.sched_getscheduler(0))\ntry:\n    print(open('/proc/self/autogroup').read().split()[-1])\nexcept OSError:\n    print('-')"
 	_, err := os.Stat("/proc/self/autogroup")
 	autogroups := err == nil
@@ -243,6 +251,7 @@ func TestIdlePriority(t *testing.T) {
 // grant of 10 limits (a CI runner's other test packages), times out saying how much wait was not
 // counted; a call sleeping past the limit still times out, since sleeping is not waiting for a core.
 func TestTimeoutExcludesWaitForCPU(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	if _, err := os.Stat("/proc/self/schedstat"); err != nil {
 		t.Skip("no /proc/PID/schedstat on this kernel: the limit is plain wall clock")
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"gorstar/internal/testenv"
 )
 
 func postJSON(t *testing.T, url string, body any, out any) int {
@@ -33,6 +35,7 @@ func postJSON(t *testing.T, url string, body any, out any) int {
 }
 
 func TestServerRunBatchHealthMetrics(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	p := newTestPool(t, testConfig())
 	srv := httptest.NewServer(NewServer(p))
 	defer srv.Close()
@@ -77,6 +80,7 @@ func TestServerRunBatchHealthMetrics(t *testing.T) {
 
 // A full queue answers 429 at once instead of hanging.
 func TestServerFullQueueAnswers429(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	cfg := testConfig()
 	cfg.Workers = 1
 	cfg.QueueSize = 1
@@ -113,6 +117,7 @@ func TestServerFullQueueAnswers429(t *testing.T) {
 
 // Shutdown finishes the calls in flight and answers them.
 func TestServeShutsDownGracefully(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	p := newTestPool(t, testConfig())
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc := make(chan string, 1)
@@ -140,6 +145,7 @@ func TestServeShutsDownGracefully(t *testing.T) {
 
 // The client spreads calls over servers and survives one of them being down.
 func TestClientSpreadsAndRetries(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	p := newTestPool(t, testConfig())
 	a := httptest.NewServer(NewServer(p))
 	defer a.Close()
@@ -172,6 +178,7 @@ func TestClientSpreadsAndRetries(t *testing.T) {
 
 // The client honours back-pressure: 429s are retried with back-off until every call is served.
 func TestClientBacksOffOnFullQueue(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	cfg := testConfig()
 	cfg.Workers = 1
 	cfg.QueueSize = 1
@@ -214,6 +221,7 @@ func waitCalls(t *testing.T, p *Pool, running, queued int64) {
 // A session's calls stay on the server that holds its interpreter, stateless and session calls
 // mix in one batch, and closing a session through the client ends its interpreter there.
 func TestClientSessionsStickAndClose(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	pa, pb := newTestPool(t, testConfig()), newTestPool(t, testConfig())
 	a, b := httptest.NewServer(NewServer(pa)), httptest.NewServer(NewServer(pb))
 	defer a.Close()

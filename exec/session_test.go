@@ -13,6 +13,7 @@ import (
 )
 
 func TestSessionsKeepStateStatelessCallsDoNot(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	forEachSandbox(t, testSessionsKeepStateStatelessCallsDoNot)
 }
 
@@ -60,6 +61,7 @@ func testSessionsKeepStateStatelessCallsDoNot(t *testing.T, kind string) {
 }
 
 func TestSessionIdleTimeout(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	cfg := testConfig()
 	cfg.Workers = 1
 	cfg.SessionIdle.Duration = 300 * time.Millisecond
@@ -87,6 +89,7 @@ func TestSessionIdleTimeout(t *testing.T) {
 // With more live sessions than exec.sessions_per_worker, the least recently used one ends; its next
 // call runs in a fresh interpreter and says why.
 func TestSessionEvictionIsReported(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	cfg := testConfig()
 	cfg.Workers = 1
 	cfg.SessionsPerWorker = 1
@@ -102,6 +105,7 @@ func TestSessionEvictionIsReported(t *testing.T) {
 
 // A zygote that dies is replaced; the stateless call it was serving is retried once.
 func TestDeadZygoteIsRestarted(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	p := killMidCall(t, func(p *Pool) error { return p.slots[0].w.cmd.Process.Kill() })
 	if r := run(t, p, Call{Code: "print(1)"}); r.Status != StatusOK {
 		t.Fatalf("pool after a restart: %+v", r)
@@ -111,6 +115,7 @@ func TestDeadZygoteIsRestarted(t *testing.T) {
 // A template (the zygote process that forks the calls) that dies mid-call takes its worker down
 // with it: the worker is restarted and the stateless call retried once, as for any dead zygote.
 func TestDeadTemplateIsRestarted(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	killMidCall(t, func(p *Pool) error {
 		return syscall.Kill(templatePID(t, p.slots[0].w.cmd.Process.Pid), syscall.SIGKILL)
 	})
@@ -225,7 +230,10 @@ func countSandboxProcesses(t *testing.T, p *Pool, pgids map[int]bool) int {
 	return n
 }
 
-func TestNoProcessLeaks(t *testing.T) { forEachSandbox(t, testNoProcessLeaks) }
+func TestNoProcessLeaks(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
+	forEachSandbox(t, testNoProcessLeaks)
+}
 
 func testNoProcessLeaks(t *testing.T, kind string) {
 	if os.Geteuid() != 0 {
@@ -277,6 +285,7 @@ func testNoProcessLeaks(t *testing.T, kind string) {
 
 // With --sandbox=none a worker writes and wipes only its own private directory.
 func TestSandboxNoneWipesOnlyItsOwnDirectory(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	testenv.Python3(t)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
@@ -309,6 +318,7 @@ func TestSandboxNoneWipesOnlyItsOwnDirectory(t *testing.T) {
 
 // Forked calls must not share random streams.
 func TestCallsDrawDifferentRandomNumbers(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	cfg := testConfig()
 	cfg.Workers = 1
 	cfg.Modules = append(cfg.Modules, "random", "numpy", "sympy")

@@ -21,6 +21,7 @@ const unprivilegedEnv = "GORSTAR_TEST_UNPRIVILEGED"
 // RLIMIT_NPROC, the rest must hold. Run as root, this test starts a copy of the test binary as
 // nobody (uid 65534), which runs TestUnprivilegedChild with Debian's python3 in each sandbox.
 func TestUnprivilegedSandbox(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "root", "to start the check as another user", "")
 	}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"testing"
+
+	"gorstar/internal/testenv"
 )
 
 // copyTask builds rows "#dddddd<gap filler bytes>=dddddd" over byte ids: the loss falls on the
@@ -92,6 +94,7 @@ func trainCopy(t *testing.T, steps, rows, digits, gap int, variable, packed bool
 // to copy six random digits from 72 tokens back — past one 64-token attention tile, two documents
 // per row — in 80 steps. Guessing costs ln 10 ≈ 2.30 nats per digit; the bar is 0.5.
 func TestTinyLearnsToCopy(t *testing.T) {
+	testenv.Short(t, "a 1,000-step copy warm-up")
 	if loss := trainCopy(t, 80, 8, 6, 64, false, true, 3e-3); loss > 0.5 {
 		t.Fatalf("copy loss after 80 steps: %.3f nats per digit (guessing: 2.30)", loss)
 	}

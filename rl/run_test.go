@@ -9,6 +9,7 @@ import (
 
 	"gorstar/config"
 	"gorstar/internal/rundir"
+	"gorstar/internal/testenv"
 	"gorstar/model"
 	"gorstar/rl"
 )
@@ -75,6 +76,7 @@ func TestRunLogsStepsAndAgreesWithTheEngine(t *testing.T) {
 // bit, and the same metrics as a run never interrupted: the data order, the RNG of RoC and of
 // the mini-batches, the stage's set-up and the rollouts' seeds all come back.
 func TestResumeAfterSIGKILLIsBitExact(t *testing.T) {
+	testenv.Short(t, "SIGKILLs a child process")
 	pol := policyDir(t)
 	o := testOptions(pol, problemsFile(t, 20, 0), "")
 	o.RL.Stages[0].Steps, o.RL.Stages[1].Steps = 2, 3 // checkpoints after steps 2 and 5

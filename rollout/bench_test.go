@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"gorstar/exec"
+	"gorstar/internal/testenv"
 	"gorstar/model"
 )
 
 // TestBenchRuns checks the bench's plumbing at a small size (no timing is asserted).
 func TestBenchRuns(t *testing.T) {
+	testenv.Short(t, "a bench run as a test")
 	tok := byteTokenizer(t)
 	pool := testPool(t, 4)
 	o := BenchOptions{Rollouts: 8, Groups: 4, Concurrency: 4, MaxTurns: 3, MinTurnTokens: 4, MaxTurnTokens: 8, Repeats: 2}

@@ -52,6 +52,7 @@ func tinyModel(t testing.TB, tok *tokenizer.Tokenizer) *model.Model {
 // testPool starts the real sandboxed Python pool, or skips where none works here.
 func testPool(t testing.TB, workers int) *exec.Pool {
 	t.Helper()
+	testenv.Short(t, "starts sandboxed Python")
 	testenv.Python3(t)
 	cfg := config.DefaultExec()
 	cfg.Workers = workers

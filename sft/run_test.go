@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"gorstar/internal/rundir"
+	"gorstar/internal/testenv"
 	"gorstar/model"
 )
 
@@ -59,6 +60,7 @@ func TestLossGoesDown(t *testing.T) {
 // A run killed with SIGKILL and resumed, twice (once between checkpoints, once right after one),
 // ends with the same weights, bit for bit, and the same metrics as a run never interrupted.
 func TestResumeAfterSIGKILLIsBitExact(t *testing.T) {
+	testenv.Short(t, "SIGKILLs a child process")
 	spec := childSpec{Model: tinyModelDir(t, 2), Data: synthConversations(t, 34, 5, "c.jsonl"), Template: "chatml",
 		Config: testConfig(), Seed: 4}
 	spec.Config.Epochs = 1 // 31 training conversations: 8 steps
@@ -118,6 +120,7 @@ func fmtRecord(r map[string]any) string {
 // one at or below it (or after extra_epochs); a run SIGKILLed in the added steps, or right after
 // the step that ended it, resumes to the same weights and metrics.
 func TestUntilEvalLoss(t *testing.T) {
+	testenv.Short(t, "trains until a held-out loss")
 	modelDir, data := tinyModelDir(t, 2), synthConversations(t, 34, 5, "c.jsonl")
 	spec := childSpec{Model: modelDir, Data: data, Template: "chatml", Config: testConfig(), Seed: 4}
 	spec.Config.Epochs, spec.Config.ExtraEpochs, spec.Config.EvalEvery = 1, 2, 0 // 8 steps planned, 16 more at most

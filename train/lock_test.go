@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"gorstar/internal/testenv"
 	"gorstar/internal/usererr"
 )
 
@@ -29,6 +30,7 @@ func TestLockHolderChild(t *testing.T) {
 }
 
 func TestLockExcludesAndSurvivesACrash(t *testing.T) {
+	testenv.Short(t, "SIGKILLs a child process")
 	dir := t.TempDir()
 	child := osexec.Command(os.Args[0], "-test.run=^TestLockHolderChild$")
 	child.Env = append(os.Environ(), lockChildEnv+"="+dir)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"gorstar/config"
+	"gorstar/internal/testenv"
 	"gorstar/kernels"
 )
 
@@ -84,6 +85,7 @@ func runShort(t *testing.T, dir string) Result {
 // TestTrainEveryStage runs the short pipeline through every stage, then again: the second run
 // finds every stage done and changes nothing.
 func TestTrainEveryStage(t *testing.T) {
+	testenv.Short(t, "the whole pipeline")
 	dir := t.TempDir()
 	res := runShort(t, dir)
 	l := Layout{Dir: dir}
@@ -143,6 +145,7 @@ func TestTrainEveryStage(t *testing.T) {
 // first step's checkpoint), runs it again, and compares the final weights and every evaluation
 // with an uninterrupted run's.
 func TestTrainKillAndRerun(t *testing.T) {
+	testenv.Short(t, "the whole pipeline")
 	killed, whole := t.TempDir(), t.TempDir()
 	cmd := osexec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+killed)

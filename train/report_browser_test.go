@@ -49,6 +49,7 @@ func runChromium(t *testing.T, bin, page string, args ...string) (stdout, stderr
 var consoleErrors = regexp.MustCompile(`(?m)^.*(:CONSOLE[:(]|Uncaught|Refused to|net::ERR_).*$`)
 
 func TestReportRendersInChromium(t *testing.T) {
+	testenv.Short(t, "renders in Chromium")
 	bin := chromium(t)
 	l := writeFixtureRun(t, filepath.Join(t.TempDir(), "quickstart"))
 	page, err := WriteReport(l.Dir)
@@ -90,6 +91,7 @@ func TestReportRendersInChromium(t *testing.T) {
 
 // The check above must see a console error when there is one, or it proves nothing.
 func TestChromiumLogCatchesConsoleErrors(t *testing.T) {
+	testenv.Short(t, "renders in Chromium")
 	bin := chromium(t)
 	page := filepath.Join(t.TempDir(), "bad.html")
 	os.WriteFile(page, []byte(`<!DOCTYPE html><html><body><script>notDefined()</script></body></html>`), 0o644)
