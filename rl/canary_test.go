@@ -24,6 +24,7 @@ func (refusing) Run(context.Context, exec.Call) exec.Result {
 // print(6 * 7); the same pool refusing every call does not. It is consulted only when at least
 // 90% of at least 8 calls failed.
 func TestCanaryTellsTheSandboxFromThePolicy(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	e := config.DefaultExec()
 	e.Workers, e.Modules, e.Timeout = 1, []string{"math"}, config.D(5*time.Second)
 	pool, err := exec.NewPool(context.Background(), e)

@@ -16,6 +16,7 @@ import (
 
 	"gorstar/engine"
 	"gorstar/internal/rundir"
+	"gorstar/internal/testenv"
 	"gorstar/internal/testmodel"
 	"gorstar/internal/testserve"
 	"gorstar/internal/usererr"
@@ -71,6 +72,7 @@ func pushAs(url, dir, version string) error {
 // resumed run first pushes the checkpoint's weights to a fresh server; and a server whose weights
 // someone else replaced fails the next step.
 func TestRemoteRolloutsFollowTheTrainer(t *testing.T) {
+	testenv.Short(t, "a whole RL run")
 	pol := policyDir(t)
 	problems := problemsFile(t, 20, 0)
 	o := testOptions(pol, problems, filepath.Join(t.TempDir(), "out"))
@@ -196,6 +198,7 @@ func runHook() int {
 // with the endpoint, directory and version; the run's rollouts then carry the pushed versions.
 // Without a hook the run fails before its first step, naming the key.
 func TestWeightHookForServersWithoutUpdate(t *testing.T) {
+	testenv.Short(t, "a whole RL run")
 	pol := policyDir(t)
 	real := serveOn(t, pol)
 	target, _ := url.Parse(real)

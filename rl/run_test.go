@@ -18,6 +18,7 @@ import (
 // the rollout and trainer log-probabilities agree (the mismatch guard: same kernels, and the mask
 // aligned with the right positions), the weights change, and the final model loads.
 func TestRunLogsStepsAndAgreesWithTheEngine(t *testing.T) {
+	testenv.Short(t, "a whole RL run")
 	pol := policyDir(t)
 	o := testOptions(pol, problemsFile(t, 20, 0), filepath.Join(t.TempDir(), "out"))
 	o.EvalData = problemsFile(t, 4, 100)

@@ -8,11 +8,13 @@ import (
 	"gorstar/chat"
 	"gorstar/data"
 	"gorstar/exec"
+	"gorstar/internal/testenv"
 )
 
 // The error-recovery SFT conversations show, after the failed call, exactly the text the sandbox
 // returns for that code, so SFT teaches what RL will see.
 func TestRecoveryToolTextIsTheSandboxs(t *testing.T) {
+	testenv.Short(t, "starts sandboxed Python")
 	cfg := testOptions("", "", "").Exec
 	pool, err := exec.NewPool(context.Background(), cfg)
 	skipWithoutSandbox(t, err)

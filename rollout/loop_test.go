@@ -10,6 +10,7 @@ import (
 	"gorstar/chat"
 	"gorstar/data"
 	"gorstar/exec"
+	"gorstar/internal/testenv"
 )
 
 const imEnd = "<|im_end|>"
@@ -64,6 +65,7 @@ func TestStopRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var tools exec.Runner
 			if c.runsTools {
+				testenv.Short(t, "starts sandboxed Python")
 				if pool == nil {
 					pool = testPool(parent, 2) // skips every case that runs tools where no sandbox works
 				}

@@ -24,6 +24,7 @@ func needTorch(t *testing.T) string {
 
 // Files this package writes read back identically in the independent PyTorch reader.
 func TestTorchReadsOurFiles(t *testing.T) {
+	testenv.Short(t, "compares with PyTorch")
 	script := needTorch(t)
 	vals := []float32{0, -0.5, 1, 3.14159, 1e-8, float32(math.Ldexp(1, -24)), 65504, 1.00390625, float32(math.Inf(-1))}
 	path := filepath.Join(t.TempDir(), "x.safetensors")
@@ -92,6 +93,7 @@ print(json.dumps(out))
 
 // Files the PyTorch script writes open here with the values its own reader sees.
 func TestWeReadTorchFiles(t *testing.T) {
+	testenv.Short(t, "compares with PyTorch")
 	script := needTorch(t)
 	dir := t.TempDir()
 	out, err := exec.Command(torchPython, "-c", writeWithTorch, filepath.Dir(script), dir).Output()
