@@ -14,6 +14,8 @@ package config
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -133,6 +135,24 @@ func (c Config) TOML() ([]byte, error) {
 		return nil, fmt.Errorf("encode config: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// SHA256 fingerprints the settings: the SHA-256 of the TOML document without its comments and
+// blank lines, so that rewording a key's comment keeps it and changing a value or a key's name
+// does not. A run records it (train's summary.json) to say which settings it ran.
+func (c Config) SHA256() (string, error) {
+	doc, err := c.TOML()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, line := range strings.Split(string(doc), "\n") {
+		if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		h.Write([]byte(line + "\n"))
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Keys lists every settable key path of the schema ("rl.stages.max_turns" for fields of array

@@ -166,3 +166,19 @@ func TestSetMessagesAndLists(t *testing.T) {
 		t.Errorf("duplicate stage names: %v", err)
 	}
 }
+
+// SHA256 changes with a value, not with a comment.
+func TestSHA256FingerprintsSettings(t *testing.T) {
+	a, err := Default().SHA256()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := Default().SHA256(); b != a || len(a) != 64 {
+		t.Fatalf("two hashes of the defaults: %s, %s", a, b)
+	}
+	c := Default()
+	c.RL.LR *= 2
+	if b, _ := c.SHA256(); b == a {
+		t.Fatal("rl.lr changed, the hash did not")
+	}
+}

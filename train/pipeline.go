@@ -43,6 +43,9 @@ type Result struct {
 	Stages  []EvalSummary `json:"stages"`
 	RunDir  string        `json:"run_dir"`
 	Report  string        `json:"report"`
+	// ConfigSHA256 is the run's settings' fingerprint (config.Config.SHA256): the README's
+	// quickstart table is checked against a summary whose settings are the shipped defaults.
+	ConfigSHA256 string `json:"config_sha256"`
 	// Seconds is this invocation's wall time.
 	Seconds float64 `json:"seconds"`
 }

@@ -12,6 +12,11 @@ import (
 // result is the run's summary as it stands: the evaluations that exist.
 func (p *pipeline) result() (Result, error) {
 	r := Result{RunDir: p.lay.Dir, Stages: []EvalSummary{}, Seconds: time.Since(p.began).Seconds()}
+	hash, err := p.cfg.SHA256()
+	if err != nil {
+		return r, err
+	}
+	r.ConfigSHA256 = hash
 	sftEval, err := p.readEval("sft")
 	if err != nil {
 		return r, err
