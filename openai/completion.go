@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,16 +13,27 @@ import (
 type Request struct {
 	// Session keeps the requests of one trajectory on one endpoint while it is up (its prefix
 	// cache); empty: each request is dispatched on its own.
-	Session      string
-	Prompt       []int32
-	MaxTokens    int
-	Temperature  float64 // 0 is greedy
-	TopP         float64 // 0 means 1
-	TopK         int     // 0: off
-	Seed         *uint64
+	Session     string
+	Prompt      []int32
+	MaxTokens   int
+	Temperature float64 // 0 is greedy
+	TopP        float64 // 0 means 1
+	TopK        int     // 0: off
+	Seed        *uint64
+	// Continue, when set, asks gorstar serve to draw from the random stream of Continue.Seed
+	// after Continue.Skip draws (sampler_seed, sampler_skip): a request that holds a sequence's
+	// prompt and response so far then samples what the sequence would have sampled next. Other
+	// servers ignore it and sample with Seed.
+	Continue     *Continuation
 	Stop         []string
 	StopTokenIDs []int32
 	IgnoreEOS    bool
+}
+
+// Continuation names a position in a random stream: the stream of Seed after Skip draws.
+type Continuation struct {
+	Seed uint64
+	Skip int
 }
 
 // TokenSource says how a Completion's tokens were read.
@@ -40,10 +52,19 @@ const (
 
 // Completion is what the model generated.
 type Completion struct {
-	Tokens        []int32
-	LogProbs      []float32 // of each sampled token; nil with FromText
-	Text          string
-	FinishReason  string // "stop" or "length"
+	Tokens       []int32
+	LogProbs     []float32 // of each sampled token; nil with FromText
+	Text         string
+	FinishReason string // "stop" or "length"
+	// StopString is the stop string that ended the completion and StopToken (when HasStopToken)
+	// the stop token, as the server reported them (vLLM's stop_reason, SGLang's matched_stop) or
+	// as the text shows them. Neither is set for a stop the server did not say the cause of.
+	StopString   string
+	StopToken    int32
+	HasStopToken bool
+	// StopRestored says the server cut the stop string from its text and the client put it back
+	// (text path only: with token ids the ids hold it).
+	StopRestored  bool
 	Source        TokenSource
 	Endpoint      string // the base URL that answered
 	WeightVersion string // the server's weight_version, or the one this client pushed to it
@@ -53,9 +74,11 @@ type Completion struct {
 type completionResponse struct {
 	WeightVersion json.RawMessage `json:"weight_version"`
 	Choices       []struct {
-		Text         string  `json:"text"`
-		FinishReason string  `json:"finish_reason"`
-		TokenIDs     []int32 `json:"token_ids"`
+		Text         string          `json:"text"`
+		FinishReason string          `json:"finish_reason"`
+		StopReason   json.RawMessage `json:"stop_reason"`  // vLLM: the stop string or token id
+		MatchedStop  json.RawMessage `json:"matched_stop"` // SGLang: the same
+		TokenIDs     []int32         `json:"token_ids"`
 		Logprobs     *struct {
 			Tokens        []string   `json:"tokens"`
 			TokenLogprobs []*float32 `json:"token_logprobs"`
@@ -71,6 +94,12 @@ func (c *Client) completionBody(req Request) ([]byte, error) {
 		"prompt": req.Prompt, "max_tokens": req.MaxTokens, "temperature": req.Temperature,
 		"logprobs": 0, "return_token_ids": true, "return_tokens_as_token_ids": true,
 		"skip_special_tokens": false, // text fallback: keep <|im_end|> and friends, so the ids match
+		// Keep a matched stop string in the text (vLLM's name, then SGLang's); a server that cuts
+		// it anyway says which in stop_reason or matched_stop, and the client puts it back.
+		"include_stop_str_in_output": true, "no_stop_trim": true,
+	}
+	if req.Continue != nil {
+		body["sampler_seed"], body["sampler_skip"] = req.Continue.Seed, req.Continue.Skip
 	}
 	if c.opts.Model != "" {
 		body["model"] = c.opts.Model
@@ -108,7 +137,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Completion, error) 
 		if err != nil {
 			return err
 		}
-		out, err = c.readCompletion(data)
+		out, err = c.readCompletion(data, req)
 		if err != nil {
 			return &attemptError{retryable: true, err: err} // garbage: another endpoint may do better
 		}
@@ -124,7 +153,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Completion, error) 
 }
 
 // readCompletion takes the ids from the best source the answer offers.
-func (c *Client) readCompletion(data []byte) (Completion, error) {
+func (c *Client) readCompletion(data []byte, req Request) (Completion, error) {
 	var r completionResponse
 	if err := json.Unmarshal(data, &r); err != nil {
 		return Completion{}, fmt.Errorf("the answer is not a completion: %v", err)
@@ -134,6 +163,11 @@ func (c *Client) readCompletion(data []byte) (Completion, error) {
 	}
 	ch := r.Choices[0]
 	out := Completion{Text: ch.Text, FinishReason: ch.FinishReason, WeightVersion: versionString(r.WeightVersion)}
+	reason := ch.StopReason
+	if len(bytes.TrimSpace(reason)) == 0 || string(bytes.TrimSpace(reason)) == "null" {
+		reason = ch.MatchedStop
+	}
+	out.stopFrom(reason, req.Stop)
 	var logprobs []*float32
 	var names []string
 	if ch.Logprobs != nil {
@@ -148,7 +182,7 @@ func (c *Client) readCompletion(data []byte) (Completion, error) {
 		if c.opts.Tokenizer == nil {
 			return Completion{}, fmt.Errorf("the server returned no token ids and the client has no tokenizer to read its text")
 		}
-		out.Tokens, out.Source = c.opts.Tokenizer.EncodeWithSpecials(ch.Text, true), FromText
+		c.readText(&out)
 		return out, nil
 	}
 	if len(logprobs) == len(out.Tokens) {
@@ -163,6 +197,48 @@ func (c *Client) readCompletion(data []byte) (Completion, error) {
 		return Completion{}, fmt.Errorf("%d logprobs for %d tokens", len(logprobs), len(out.Tokens))
 	}
 	return out, nil
+}
+
+// stopFrom reads a stop_reason or matched_stop (a string, a token id, or null) when the completion
+// stopped; without one, a text that ends with one of the request's stop strings names it.
+func (out *Completion) stopFrom(raw json.RawMessage, stops []string) {
+	if out.FinishReason != "stop" {
+		return
+	}
+	var s string
+	var id int32
+	switch {
+	case json.Unmarshal(raw, &s) == nil && s != "":
+		out.StopString = s
+	case json.Unmarshal(raw, &id) == nil && len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null":
+		out.StopToken, out.HasStopToken = id, true
+	default:
+		for _, st := range stops {
+			if st != "" && strings.HasSuffix(out.Text, st) {
+				out.StopString = st
+				return
+			}
+		}
+	}
+}
+
+// readText makes the ids of a text-only answer with the local tokenizer, after putting back the
+// stop string or stop token the server cut from the text (vLLM and SGLang cut both unless asked
+// not to; some servers ignore the asking).
+func (c *Client) readText(out *Completion) {
+	tok := c.opts.Tokenizer
+	if out.StopString != "" && !strings.HasSuffix(out.Text, out.StopString) {
+		out.Text += out.StopString
+		out.StopRestored = true
+	}
+	out.Tokens, out.Source = tok.EncodeWithSpecials(out.Text, true), FromText
+	if out.HasStopToken {
+		if n := len(out.Tokens); n == 0 || out.Tokens[n-1] != out.StopToken {
+			out.Tokens = append(out.Tokens, out.StopToken)
+			out.Text += tok.Decode([]int32{out.StopToken})
+			out.StopRestored = true
+		}
+	}
 }
 
 // idsFromNames reads "token_id:ID" logprob names; ok only when every name has that form.

@@ -151,7 +151,7 @@ func openRemote(ctx context.Context, o PolicyOptions, tmpl *chat.Template) (*Pol
 		return nil, usererr.Wrap(err)
 	}
 	return &Policy{
-		Backend:   &RemoteBackend{Client: c, Concurrency: o.Concurrency},
+		Backend:   &RemoteBackend{Client: c, Tokenizer: tok, Concurrency: o.Concurrency},
 		Tokenizer: tok, Template: tmpl, Primer: o.Primer, Concurrency: o.Concurrency,
 		Endpoints: c.Endpoints(), ServedModel: o.ServedModel, close: c.Close,
 	}, nil

@@ -147,7 +147,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	}
 	er.Prompt = prompt
 	if req.Stream {
-		return s.streamChat(w, r, er, n, req.Logprobs)
+		return s.streamChat(w, r, er, n, &req)
 	}
 	outs, err := s.generate(r.Context(), er, n)
 	if err != nil {
@@ -157,8 +157,9 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	completion := 0
 	for i, c := range outs {
 		completion += len(c.tokens)
-		msg, finish := s.assistantMessage(s.opts.Primer+s.text(c, er.StopTokens), finishReason(c.finish))
-		ch := map[string]any{"index": i, "message": msg, "logprobs": nil, "finish_reason": finish}
+		msg, finish := s.assistantMessage(s.opts.Primer+s.text(c, er.StopTokens, req.keepStop()), finishReason(c.finish))
+		ch := map[string]any{"index": i, "message": msg, "logprobs": nil, "finish_reason": finish,
+			"stop_reason": stopReason(c, req.StopTokenIDs)}
 		if req.Logprobs {
 			ch["logprobs"] = s.chatLogprobs(c)
 		}

@@ -62,7 +62,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("prompt", "stream takes one prompt")
 		}
 		base.Prompt = prompts[0]
-		return s.streamCompletion(w, r, base, n, req.Logprobs != nil, req.ReturnTokensAsTokenIDs)
+		return s.streamCompletion(w, r, base, n, &req)
 	}
 	id := newID("cmpl-")
 	var choices []any
@@ -77,8 +77,8 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
 		promptTokens += len(prompt)
 		for i, c := range outs {
 			completionTokens += len(c.tokens)
-			ch := map[string]any{"index": p*n + i, "text": s.text(c, base.StopTokens), "logprobs": nil,
-				"finish_reason": finishReason(c.finish)}
+			ch := map[string]any{"index": p*n + i, "text": s.text(c, base.StopTokens, req.keepStop()), "logprobs": nil,
+				"finish_reason": finishReason(c.finish), "stop_reason": stopReason(c, req.StopTokenIDs)}
 			if req.Logprobs != nil {
 				ch["logprobs"] = s.completionLogprobs(c, req.ReturnTokensAsTokenIDs)
 			}

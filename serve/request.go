@@ -26,6 +26,31 @@ type commonRequest struct {
 	ReturnTokenIDs bool            `json:"return_token_ids"` // vLLM extension: token ids per choice
 	// ReturnTokensAsTokenIDs names each token of the logprobs "token_id:ID" (vLLM extension).
 	ReturnTokensAsTokenIDs bool `json:"return_tokens_as_token_ids"`
+	// IncludeStopStrInOutput keeps a matched stop string at the end of the text (vLLM extension;
+	// NoStopTrim is SGLang's name for it). By default the text ends before it.
+	IncludeStopStrInOutput bool `json:"include_stop_str_in_output"`
+	NoStopTrim             bool `json:"no_stop_trim"`
+	// StreamOptions.IncludeUsage adds a last chunk with the usage and no choices (OpenAI).
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	// SamplerSeed and SamplerSkip (gorstar extension) continue a random stream: the sequence
+	// draws from the stream of SamplerSeed after SamplerSkip draws (one per sampled token), so a
+	// request holding a sequence's prompt and its response so far samples what that sequence
+	// would have sampled next. SamplerSeed overrides seed.
+	SamplerSeed *uint64 `json:"sampler_seed"`
+	SamplerSkip *int64  `json:"sampler_skip"`
+}
+
+// maxSkip bounds sampler_skip: more draws than any context holds tokens is a mistake.
+const maxSkip = 1 << 24
+
+// keepStop says the answer's text keeps the stop string that ended it.
+func (r *commonRequest) keepStop() bool { return r.IncludeStopStrInOutput || r.NoStopTrim }
+
+// includeUsage says a stream ends with a usage chunk.
+func (r *commonRequest) includeUsage() bool {
+	return r.StreamOptions != nil && r.StreamOptions.IncludeUsage
 }
 
 const maxN = 64
@@ -63,6 +88,16 @@ func (r *commonRequest) sampling() (engine.Sampling, int, error) {
 	if r.Seed != nil {
 		seed := uint64(*r.Seed)
 		s.Seed = &seed
+	}
+	if r.SamplerSeed != nil {
+		seed := *r.SamplerSeed
+		s.Seed = &seed
+	}
+	if r.SamplerSkip != nil {
+		if *r.SamplerSkip < 0 || *r.SamplerSkip > maxSkip {
+			return s, 0, badRequest("sampler_skip", "sampler_skip must be between 0 and %d, got %d", maxSkip, *r.SamplerSkip)
+		}
+		s.SkipDraws = uint64(*r.SamplerSkip)
 	}
 	return s, n, nil
 }

@@ -181,8 +181,9 @@ func (s *Server) generate(ctx context.Context, req engine.Request, n int) ([]cho
 }
 
 // text decodes a choice's tokens as the answer shows them: without control tokens, without the
-// stop token that ended it, and cut before the stop string that ended it.
-func (s *Server) text(c choice, stopTokens []int32) string {
+// stop token that ended it, and cut before the stop string that ended it unless keepStop
+// (include_stop_str_in_output), which cuts after it.
+func (s *Server) text(c choice, stopTokens []int32, keepStop bool) string {
 	ids := c.tokens
 	if c.finish == engine.FinishStop && c.stop == "" && len(ids) > 0 && containsID(stopTokens, ids[len(ids)-1]) {
 		ids = ids[:len(ids)-1]
@@ -190,10 +191,28 @@ func (s *Server) text(c choice, stopTokens []int32) string {
 	text := s.tok.DecodeSkipSpecial(ids)
 	if c.stop != "" {
 		if i := strings.Index(text, c.stop); i >= 0 {
+			if keepStop {
+				i += len(c.stop)
+			}
 			text = text[:i]
 		}
 	}
 	return text
+}
+
+// stopReason is vLLM's stop_reason of a choice: the stop string or the stop_token_ids id that
+// ended it; nil when it ended otherwise (the end-of-sequence token, the length).
+func stopReason(c choice, stopTokenIDs []int32) any {
+	if c.finish != engine.FinishStop {
+		return nil
+	}
+	if c.stop != "" {
+		return c.stop
+	}
+	if n := len(c.tokens); n > 0 && containsID(stopTokenIDs, c.tokens[n-1]) {
+		return c.tokens[n-1]
+	}
+	return nil
 }
 
 func containsID(list []int32, id int32) bool {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -141,40 +142,77 @@ func sseError(sse *sseWriter, err error) {
 	sse.send(map[string]any{"error": map[string]any{"message": err.Error(), "type": "server_error"}})
 }
 
-func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, req engine.Request, n int, logprobs, asIDs bool) error {
+// usageChunk ends a stream whose request set stream_options.include_usage: no choices, the usage.
+func (s *Server) usageChunk(sse *sseWriter, id, object string, created int64, prompt int, completion *atomic.Int64) {
+	sse.send(map[string]any{"id": id, "object": object, "created": created, "model": s.opts.ModelName,
+		"choices": []any{}, "usage": usage(prompt, int(completion.Load()))})
+}
+
+func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, req engine.Request, n int, cr *completionRequest) error {
 	id, created := newID("cmpl-"), time.Now().Unix()
 	sse := newSSE(w)
-	chunk := func(i int, text string, lp any, finish any) {
-		sse.send(map[string]any{"id": id, "object": "text_completion", "created": created, "model": s.opts.ModelName,
-			"choices": []any{map[string]any{"index": i, "text": text, "logprobs": lp, "finish_reason": finish}}})
+	withUsage := cr.includeUsage()
+	chunk := func(i int, text string, lp any, finish any, extra map[string]any) {
+		ch := map[string]any{"index": i, "text": text, "logprobs": lp, "finish_reason": finish}
+		for k, v := range extra {
+			ch[k] = v
+		}
+		c := map[string]any{"id": id, "object": "text_completion", "created": created, "model": s.opts.ModelName,
+			"choices": []any{ch}}
+		if withUsage {
+			c["usage"] = nil
+		}
+		sse.send(c)
 	}
+	var generated atomic.Int64
 	s.streamSequences(r, req, n, "", sse,
-		func(i int, d string, ts *textStream) { chunk(i, d, nil, nil) },
+		func(i int, d string, ts *textStream) { chunk(i, d, nil, nil, nil) },
 		func(i int, c choice, ts *textStream) {
+			generated.Add(int64(len(c.tokens)))
 			var lp any
-			if logprobs {
-				lp = s.completionLogprobs(c, asIDs)
+			if cr.Logprobs != nil {
+				lp = s.completionLogprobs(c, cr.ReturnTokensAsTokenIDs)
 			}
-			chunk(i, ts.rest(s.text(c, req.StopTokens)), lp, finishReason(c.finish))
+			extra := map[string]any{"stop_reason": stopReason(c, cr.StopTokenIDs)}
+			if cr.ReturnTokenIDs {
+				// The whole sequence's ids come with its last chunk: the text chunks before it
+				// hold back partial characters and stop strings, so they are not cut at tokens.
+				extra["token_ids"], extra["prompt_token_ids"] = c.tokens, req.Prompt
+			}
+			chunk(i, ts.rest(s.text(c, req.StopTokens, cr.keepStop())), lp, finishReason(c.finish), extra)
 		})
+	if withUsage {
+		s.usageChunk(sse, id, "text_completion", created, len(req.Prompt), &generated)
+	}
 	sse.raw([]byte("[DONE]"))
 	return nil
 }
 
-func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, req engine.Request, n int, logprobs bool) error {
+func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, req engine.Request, n int, cr *chatRequest) error {
 	id, created := newID("chatcmpl-"), time.Now().Unix()
 	sse := newSSE(w)
-	chunk := func(i int, delta map[string]any, lp any, finish any) {
-		sse.send(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": s.opts.ModelName,
-			"choices": []any{map[string]any{"index": i, "delta": delta, "logprobs": lp, "finish_reason": finish}}})
+	withUsage := cr.includeUsage()
+	chunk := func(i int, delta map[string]any, lp any, finish any, stop any) {
+		ch := map[string]any{"index": i, "delta": delta, "logprobs": lp, "finish_reason": finish}
+		if finish != nil {
+			ch["stop_reason"] = stop
+		}
+		c := map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": s.opts.ModelName,
+			"choices": []any{ch}}
+		if withUsage {
+			c["usage"] = nil
+		}
+		sse.send(c)
 	}
 	for i := range n {
-		chunk(i, map[string]any{"role": "assistant", "content": s.opts.Primer}, nil, nil)
+		chunk(i, map[string]any{"role": "assistant", "content": s.opts.Primer}, nil, nil, nil)
 	}
+	var generated atomic.Int64
 	s.streamSequences(r, req, n, "<tool_call>", sse,
-		func(i int, d string, ts *textStream) { chunk(i, map[string]any{"content": d}, nil, nil) },
+		func(i int, d string, ts *textStream) { chunk(i, map[string]any{"content": d}, nil, nil, nil) },
 		func(i int, c choice, ts *textStream) {
-			text := s.text(c, req.StopTokens)
+			generated.Add(int64(len(c.tokens)))
+			text := s.text(c, req.StopTokens, cr.keepStop())
 			msg, finish := s.assistantMessage(s.opts.Primer+text, finishReason(c.finish))
 			delta := map[string]any{}
 			if calls, ok := msg["tool_calls"]; ok {
@@ -186,11 +224,14 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, req engine.R
 				delta["content"] = rest
 			}
 			var lp any
-			if logprobs {
+			if cr.Logprobs {
 				lp = s.chatLogprobs(c)
 			}
-			chunk(i, delta, lp, finish)
+			chunk(i, delta, lp, finish, stopReason(c, cr.StopTokenIDs))
 		})
+	if withUsage {
+		s.usageChunk(sse, id, "chat.completion.chunk", created, len(req.Prompt), &generated)
+	}
 	sse.raw([]byte("[DONE]"))
 	return nil
 }
