@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"gorstar/eval"
 )
@@ -49,7 +50,9 @@ func startServe(t *testing.T, dir string) string {
 }
 
 // The same model evaluated natively and through `gorstar serve` over HTTP, with the same seeds,
-// gives the same per-sample results and the same summary.
+// gives the same per-sample results — every response's ids — and the same summary. The untrained
+// model writes bytes that are not UTF-8 and calls the tool now and then, so ids that went through
+// text, or a turn after a tool call sampled from another random stream, would show.
 func TestEvalNativeAndServeAgree(t *testing.T) {
 	dir := t.TempDir()
 	model := filepath.Join(dir, "tiny")
@@ -57,11 +60,11 @@ func TestEvalNativeAndServeAgree(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	var lines []string
-	for i := range 5 {
+	for i := range 12 {
 		lines = append(lines, fmt.Sprintf(`{"id": "q%d", "problem": "What is %d*3?", "answer": "%d"}`, i, i, 3*i))
 	}
 	data := writeEvalProblems(t, dir, "p.jsonl", lines...)
-	common := []string{"eval", "--data", data, "--samples", "4", "--temperature", "0.8", "--max-tokens", "32",
+	common := []string{"eval", "--data", data, "--samples", "4", "--temperature", "0.8", "--max-tokens", "600",
 		"--seed", "11", "--json", "--quiet"}
 	native := runCLI(t, append(common, "--model", model, "--out", filepath.Join(dir, "native.parquet"))...)
 	if native.Code != 0 {
@@ -81,8 +84,24 @@ func TestEvalNativeAndServeAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(a) != 20 || !reflect.DeepEqual(a, b) {
-		t.Fatalf("native and remote results differ:\nnative %+v\nremote %+v", a, b)
+	if len(a) != 48 || len(b) != 48 {
+		t.Fatalf("%d native and %d remote results, want 48", len(a), len(b))
+	}
+	resumed, invalid := 0, 0
+	for i := range a {
+		if !reflect.DeepEqual(a[i], b[i]) {
+			t.Fatalf("sample %d differs:\nnative %+v\nremote %+v", i, a[i], b[i])
+		}
+		if a[i].Turns > 1 {
+			resumed++
+		}
+		if strings.ContainsRune(a[i].Response, utf8.RuneError) {
+			invalid++
+		}
+	}
+	t.Logf("%d samples went on after a tool call, %d responses hold bytes that are not UTF-8", resumed, invalid)
+	if resumed == 0 || invalid == 0 {
+		t.Errorf("%d samples resumed after a call, %d with invalid UTF-8: the test no longer covers them", resumed, invalid)
 	}
 	na, rb := decodeJSON(t, native), decodeJSON(t, remote)
 	for _, k := range []string{"avg_pass@1", "pass@k", "maj@k", "mean_response_tokens", "tool_calls_per_response", "n_problems"} {
@@ -90,7 +109,7 @@ func TestEvalNativeAndServeAgree(t *testing.T) {
 			t.Errorf("%s: native %v, remote %v", k, na[k], rb[k])
 		}
 	}
-	if na["n_problems"] != 5.0 {
+	if na["n_problems"] != 12.0 {
 		t.Errorf("n_problems %v", na["n_problems"])
 	}
 	// A served model the server does not list: one line naming what it lists.

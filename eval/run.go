@@ -293,6 +293,7 @@ func record(t rollout.Trajectory, p data.Problem) Record {
 		Tokens: len(t.ResponseIDs), Generated: t.GeneratedTokens, Turns: t.NumTurns,
 		Calls: t.ToolCalls, FailedCalls: t.FailedToolCalls,
 		Truncated: t.Finish == rollout.FinishTruncated, Finish: string(t.Finish),
+		ResponseIDs: t.ResponseIDs,
 	}
 }
 
