@@ -112,6 +112,28 @@ func TestEvalNativeAndServeAgree(t *testing.T) {
 	if na["n_problems"] != 12.0 {
 		t.Errorf("n_problems %v", na["n_problems"])
 	}
+	// Without --tokenizer: text mode, recorded in the manifest, with its one-line warning; the
+	// same samples and grading, token counts from the server's usage.
+	textOut := filepath.Join(dir, "text.parquet")
+	text := runCLI(t, "eval", "--data", data, "--samples", "4", "--temperature", "0.8", "--max-tokens", "600",
+		"--seed", "11", "--endpoint", url, "--served-model", "tiny", "--concurrency", "3", "--out", textOut)
+	if text.Code != 0 || strings.Count(text.Stderr, "text mode") != 1 || !strings.Contains(text.Stderr, "training (rollout, rl) needs token mode") {
+		t.Fatalf("text mode: %+v", text)
+	}
+	_, manPath, _ := eval.Paths(textOut)
+	man, err := os.ReadFile(manPath)
+	if err != nil || !strings.Contains(string(man), `"mode": "text"`) {
+		t.Errorf("text mode manifest: %s (%v)", man, err)
+	}
+	tr, err := eval.ReadResults(textOut)
+	if err != nil || len(tr) != 48 {
+		t.Fatalf("text mode results: %d, %v", len(tr), err)
+	}
+	for i, r := range tr {
+		if r.Tokens == 0 || r.Generated == 0 || len(r.ResponseIDs) != 0 {
+			t.Fatalf("text mode sample %d: %d tokens, %d generated, %d ids; want counts from usage and no ids", i, r.Tokens, r.Generated, len(r.ResponseIDs))
+		}
+	}
 	// A served model the server does not list: one line naming what it lists.
 	r := runCLI(t, append(common, "--endpoint", url, "--served-model", "nope", "--tokenizer", model,
 		"--out", filepath.Join(dir, "nope.parquet"))...)
@@ -145,7 +167,7 @@ func TestEvalBadInput(t *testing.T) {
 		{"no model", []string{"--data", good}, "give --model DIR or --endpoint URL"},
 		{"missing data", []string{"--model", tok, "--data", filepath.Join(dir, "none.jsonl")}, "none.jsonl"},
 		{"endpoint down", []string{"--endpoint", down, "--served-model", "tiny", "--tokenizer", tok, "--data", good}, "(connection refused)"},
-		{"endpoint without tokenizer", []string{"--endpoint", down, "--served-model", "tiny", "--data", good}, "--tokenizer DIR"},
+		{"text mode, endpoint down", []string{"--endpoint", down, "--served-model", "tiny", "--data", good}, "(connection refused)"},
 		{"exec nodes down", []string{"--model", tok, "--data", good, "--set", `exec.endpoints=["` + down + `"]`},
 			"exec.endpoints: none of the 1 servers answers (" + down},
 	} {
