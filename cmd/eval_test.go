@@ -112,6 +112,16 @@ func TestEvalNativeAndServeAgree(t *testing.T) {
 	if na["n_problems"] != 12.0 {
 		t.Errorf("n_problems %v", na["n_problems"])
 	}
+	// Eval results export to JSONL, a row per sample with every column.
+	exported := filepath.Join(dir, "native.jsonl")
+	if r := runCLI(t, "data", "export", "--in", filepath.Join(dir, "native.parquet"), "--out", exported); r.Code != 0 {
+		t.Fatalf("export eval results: %+v", r)
+	}
+	rows, _ := os.ReadFile(exported)
+	if lines := strings.Split(strings.TrimSpace(string(rows)), "\n"); len(lines) != 48 ||
+		!strings.Contains(lines[0], `"response_ids":[`) || !strings.Contains(lines[0], `"problem_id":"q0"`) {
+		t.Errorf("exported results: %d lines, first %.200s", len(lines), lines[0])
+	}
 	// Without --tokenizer: text mode, recorded in the manifest, with its one-line warning; the
 	// same samples and grading, token counts from the server's usage.
 	textOut := filepath.Join(dir, "text.parquet")

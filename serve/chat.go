@@ -195,9 +195,15 @@ func (s *Server) assistantMessage(text, finish string) (map[string]any, string) 
 	} else {
 		msg["content"] = content
 	}
+	// The arguments as json.dumps prints them (vLLM's and SGLang's parsers do the same): sent
+	// back in a later request, they render as the model wrote them, not compacted.
+	args, err := chat.PythonJSON(call.Call.Arguments)
+	if err != nil {
+		args = string(call.Call.Arguments)
+	}
 	msg["tool_calls"] = []any{map[string]any{
 		"id": newID("call_"), "type": "function",
-		"function": map[string]any{"name": call.Call.Name, "arguments": string(call.Call.Arguments)},
+		"function": map[string]any{"name": call.Call.Name, "arguments": args},
 	}}
 	return msg, "tool_calls"
 }

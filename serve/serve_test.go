@@ -431,7 +431,7 @@ func TestAssistantMessage(t *testing.T) {
 		call                  string
 	}{
 		{"<reason>plain answer", "<reason>plain answer", "stop", ""},
-		{"<reason>let me run it\n<tool_call>\n{\"name\": \"python\", \"arguments\": {\"code\": \"1+1\"}}\n</tool_call>", "<reason>let me run it", "tool_calls", `{"code":"1+1"}`},
+		{"<reason>let me run it\n<tool_call>\n{\"name\": \"python\", \"arguments\": {\"code\": \"1+1\"}}\n</tool_call>", "<reason>let me run it", "tool_calls", `{"code": "1+1"}`},
 		{"<tool_call>{\"name\": \"python\", \"arguments\": {}}</tool_call>", "", "tool_calls", `{}`},
 		{"<reason>x<tool_call>not json</tool_call>", "<reason>x<tool_call>not json</tool_call>", "stop", ""},
 	} {
