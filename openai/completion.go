@@ -4,10 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 )
+
+// ErrNoTokenIDs is the answer of a server that returns text only, to a client without a
+// tokenizer to read it (training: it needs the ids and logprobs the policy sampled).
+var ErrNoTokenIDs = errors.New("the server returned no token ids (vLLM returns them with return_token_ids from 0.10.2, " +
+	"or run with --return-tokens-as-token-ids; SGLang's OpenAI API does not) and the client has no tokenizer to read its text")
 
 // Request is one completion of a prompt given as token ids.
 type Request struct {
@@ -138,6 +144,9 @@ func (c *Client) Complete(ctx context.Context, req Request) (Completion, error) 
 			return err
 		}
 		out, err = c.readCompletion(data, req)
+		if errors.Is(err, ErrNoTokenIDs) {
+			return &attemptError{err: err} // the same from every server of a deployment
+		}
 		if err != nil {
 			return &attemptError{retryable: true, err: err} // garbage: another endpoint may do better
 		}
@@ -180,7 +189,7 @@ func (c *Client) readCompletion(data []byte, req Request) (Completion, error) {
 		out.Tokens, out.Source = ids, FromLogprobTokens
 	default:
 		if c.opts.Tokenizer == nil {
-			return Completion{}, fmt.Errorf("the server returned no token ids and the client has no tokenizer to read its text")
+			return Completion{}, ErrNoTokenIDs
 		}
 		c.readText(&out)
 		return out, nil
