@@ -1,6 +1,7 @@
-package openai
+package openai_test
 
 import (
+	"gorstar/openai"
 	"slices"
 	"strings"
 	"testing"
@@ -53,7 +54,7 @@ func TestStopAndIDsPerBehaviour(t *testing.T) {
 	wantText = wantText[:strings.Index(wantText, stop)+len(stop)]
 	for _, b := range testserve.Behaviours() {
 		t.Run(b.Name, func(t *testing.T) {
-			c := newClient(t, Options{Endpoints: []string{testserve.StartMimic(t, srv, b)}, Model: "tiny", Tokenizer: tok})
+			c := newClient(t, openai.Options{Endpoints: []string{testserve.StartMimic(t, srv, b)}, Model: "tiny", Tokenizer: tok})
 			req := request(prompt, 60, seed)
 			req.Stop = []string{stop}
 			got, err := c.Complete(ctxT(t), req)
@@ -65,7 +66,7 @@ func TestStopAndIDsPerBehaviour(t *testing.T) {
 			}
 			switch {
 			case b.IDs != testserve.IDsNone:
-				if !slices.Equal(got.Tokens, want.Tokens) || got.Source == FromText || !sameLogprobs(got.LogProbs, want.LogProbs) {
+				if !slices.Equal(got.Tokens, want.Tokens) || got.Source == openai.FromText || !sameLogprobs(got.LogProbs, want.LogProbs) {
 					t.Fatalf("ids %v (%s), want the engine's %v", got.Tokens, got.Source, want.Tokens)
 				}
 				if got.StopString != stop {
@@ -76,7 +77,7 @@ func TestStopAndIDsPerBehaviour(t *testing.T) {
 					t.Errorf("text %q, stop %q; want the text cut before %q and no stop named", got.Text, got.StopString, stop)
 				}
 			default:
-				if got.Text != wantText || got.StopString != stop || got.Source != FromText {
+				if got.Text != wantText || got.StopString != stop || got.Source != openai.FromText {
 					t.Errorf("text %q (stop %q, %s), want %q", got.Text, got.StopString, got.Source, wantText)
 				}
 				if restored := b.KeepStopFlag == ""; got.StopRestored != restored {

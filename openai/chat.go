@@ -18,6 +18,8 @@ type ChatMessage struct {
 
 // ToolCall is a function call in an assistant message; Arguments is a string holding JSON.
 type ToolCall struct {
+	// Index orders the calls of a stream's deltas.
+	Index    *int         `json:"index,omitempty"`
 	ID       string       `json:"id,omitempty"`
 	Type     string       `json:"type"`
 	Function FunctionCall `json:"function"`
@@ -62,13 +64,15 @@ type ChatCompletion struct {
 	Endpoint     string
 }
 
-// chatResponse is the part of a /v1/chat/completions answer the client reads.
-type chatResponse struct {
-	Choices []struct {
-		Message      ChatMessage `json:"message"`
-		FinishReason string      `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *Usage `json:"usage"`
+// ChatCompletionRequest is a /v1/chat/completions request as the client sends it (gorstar serve
+// reads the same fields, its messages leniently).
+type ChatCompletionRequest struct {
+	SamplingParams
+	Messages            []ChatMessage     `json:"messages"`
+	Tools               []json.RawMessage `json:"tools,omitempty"`
+	MaxCompletionTokens *int              `json:"max_completion_tokens,omitempty"`
+	Logprobs            bool              `json:"logprobs,omitempty"`
+	TopLogprobs         int               `json:"top_logprobs,omitempty"`
 }
 
 // Chat asks for the next assistant message on the endpoint dispatch picks, retrying elsewhere
@@ -77,24 +81,22 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (ChatCompletion, err
 	if len(req.Messages) == 0 {
 		return ChatCompletion{}, fmt.Errorf("openai: a chat request needs a message")
 	}
-	body := map[string]any{"messages": req.Messages, "max_tokens": req.MaxTokens, "temperature": req.Temperature}
-	if c.opts.Model != "" {
-		body["model"] = c.opts.Model
-	}
-	if len(req.Tools) > 0 {
-		body["tools"] = req.Tools
-	}
+	body := ChatCompletionRequest{Messages: req.Messages, Tools: req.Tools, SamplingParams: SamplingParams{
+		Model: c.opts.Model, MaxTokens: &req.MaxTokens, Temperature: &req.Temperature}}
 	if req.TopP > 0 {
-		body["top_p"] = req.TopP
+		body.TopP = &req.TopP
 	}
 	if req.Seed != nil {
-		body["seed"] = int64(*req.Seed)
+		seed := int64(*req.Seed)
+		body.Seed = &seed
 	}
 	if len(req.Stop) > 0 {
-		body["stop"], body["include_stop_str_in_output"], body["no_stop_trim"] = req.Stop, true, true
+		body.Stop, _ = json.Marshal(req.Stop)
+		body.IncludeStopStrInOutput, body.NoStopTrim = true, true
 	}
 	if req.Continue != nil {
-		body["sampler_seed"], body["sampler_skip"] = req.Continue.Seed, req.Continue.Skip
+		skip := int64(req.Continue.Skip)
+		body.SamplerSeed, body.SamplerSkip = &req.Continue.Seed, &skip
 	}
 	data, err := json.Marshal(body)
 	if err != nil {
@@ -106,16 +108,20 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest) (ChatCompletion, err
 		if err != nil {
 			return err
 		}
-		var r chatResponse
+		var r ChatCompletionResponse
 		switch err := json.Unmarshal(answer, &r); {
 		case err != nil:
 			return &attemptError{retryable: true, err: fmt.Errorf("the answer is not a chat completion: %v", err)}
-		case len(r.Choices) != 1:
-			return &attemptError{retryable: true, err: fmt.Errorf("the answer has %d choices, want 1", len(r.Choices))}
+		case len(r.Choices) != 1 || r.Choices[0].Message == nil:
+			return &attemptError{retryable: true, err: fmt.Errorf("the answer has %d choices with a message, want 1", len(r.Choices))}
 		case r.Usage == nil:
 			return &attemptError{retryable: true, err: fmt.Errorf("the answer has no usage (token counts)")}
 		}
-		out = ChatCompletion{Message: r.Choices[0].Message, FinishReason: r.Choices[0].FinishReason, Usage: *r.Usage, Endpoint: ep.url}
+		ch := r.Choices[0]
+		out = ChatCompletion{Message: *ch.Message, Usage: *r.Usage, Endpoint: ep.url}
+		if ch.FinishReason != nil {
+			out.FinishReason = *ch.FinishReason
+		}
 		return nil
 	})
 	return out, err

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,57 +75,42 @@ type Completion struct {
 	WeightVersion string // the server's weight_version, or the one this client pushed to it
 }
 
-// completionResponse is the part of a /v1/completions answer the client reads.
-type completionResponse struct {
-	WeightVersion json.RawMessage `json:"weight_version"`
-	Choices       []struct {
-		Text         string          `json:"text"`
-		FinishReason string          `json:"finish_reason"`
-		StopReason   json.RawMessage `json:"stop_reason"`  // vLLM: the stop string or token id
-		MatchedStop  json.RawMessage `json:"matched_stop"` // SGLang: the same
-		TokenIDs     []int32         `json:"token_ids"`
-		Logprobs     *struct {
-			Tokens        []string   `json:"tokens"`
-			TokenLogprobs []*float32 `json:"token_logprobs"`
-		} `json:"logprobs"`
-	} `json:"choices"`
-}
-
 func (c *Client) completionBody(req Request) ([]byte, error) {
 	if len(req.Prompt) == 0 {
 		return nil, fmt.Errorf("openai: the prompt is empty")
 	}
-	body := map[string]any{
-		"prompt": req.Prompt, "max_tokens": req.MaxTokens, "temperature": req.Temperature,
-		"logprobs": 0, "return_token_ids": true, "return_tokens_as_token_ids": true,
-		"skip_special_tokens": false, // text fallback: keep <|im_end|> and friends, so the ids match
+	prompt, err := json.Marshal(req.Prompt)
+	if err != nil {
+		return nil, err
+	}
+	zero, keepSpecials := 0, false
+	body := CompletionRequest{Prompt: prompt, Logprobs: &zero, SamplingParams: SamplingParams{
+		Model: c.opts.Model, MaxTokens: &req.MaxTokens, Temperature: &req.Temperature,
+		StopTokenIDs: req.StopTokenIDs, IgnoreEOS: req.IgnoreEOS,
+		ReturnTokenIDs: true, ReturnTokensAsTokenIDs: true,
+		SkipSpecialTokens: &keepSpecials, // text fallback: keep <|im_end|> and friends, so the ids match
 		// Keep a matched stop string in the text (vLLM's name, then SGLang's); a server that cuts
 		// it anyway says which in stop_reason or matched_stop, and the client puts it back.
-		"include_stop_str_in_output": true, "no_stop_trim": true,
-	}
-	if req.Continue != nil {
-		body["sampler_seed"], body["sampler_skip"] = req.Continue.Seed, req.Continue.Skip
-	}
-	if c.opts.Model != "" {
-		body["model"] = c.opts.Model
-	}
+		IncludeStopStrInOutput: true, NoStopTrim: true,
+	}}
 	if req.TopP > 0 {
-		body["top_p"] = req.TopP
+		body.TopP = &req.TopP
 	}
 	if req.TopK > 0 {
-		body["top_k"] = req.TopK
+		body.TopK = &req.TopK
 	}
 	if req.Seed != nil {
-		body["seed"] = int64(*req.Seed)
+		seed := int64(*req.Seed)
+		body.Seed = &seed
 	}
 	if len(req.Stop) > 0 {
-		body["stop"] = req.Stop
+		if body.Stop, err = json.Marshal(req.Stop); err != nil {
+			return nil, err
+		}
 	}
-	if len(req.StopTokenIDs) > 0 {
-		body["stop_token_ids"] = req.StopTokenIDs
-	}
-	if req.IgnoreEOS {
-		body["ignore_eos"] = true
+	if req.Continue != nil {
+		skip := int64(req.Continue.Skip)
+		body.SamplerSeed, body.SamplerSkip = &req.Continue.Seed, &skip
 	}
 	return json.Marshal(body)
 }
@@ -163,7 +147,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Completion, error) 
 
 // readCompletion takes the ids from the best source the answer offers.
 func (c *Client) readCompletion(data []byte, req Request) (Completion, error) {
-	var r completionResponse
+	var r CompletionResponse
 	if err := json.Unmarshal(data, &r); err != nil {
 		return Completion{}, fmt.Errorf("the answer is not a completion: %v", err)
 	}
@@ -171,9 +155,12 @@ func (c *Client) readCompletion(data []byte, req Request) (Completion, error) {
 		return Completion{}, fmt.Errorf("the answer has %d choices, want 1", len(r.Choices))
 	}
 	ch := r.Choices[0]
-	out := Completion{Text: ch.Text, FinishReason: ch.FinishReason, WeightVersion: versionString(r.WeightVersion)}
+	out := Completion{Text: ch.Text, WeightVersion: versionString(r.WeightVersion)}
+	if ch.FinishReason != nil {
+		out.FinishReason = *ch.FinishReason
+	}
 	reason := ch.StopReason
-	if len(bytes.TrimSpace(reason)) == 0 || string(bytes.TrimSpace(reason)) == "null" {
+	if reason == nil {
 		reason = ch.MatchedStop
 	}
 	out.stopFrom(reason, req.Stop)
@@ -208,19 +195,15 @@ func (c *Client) readCompletion(data []byte, req Request) (Completion, error) {
 	return out, nil
 }
 
-// stopFrom reads a stop_reason or matched_stop (a string, a token id, or null) when the completion
-// stopped; without one, a text that ends with one of the request's stop strings names it.
-func (out *Completion) stopFrom(raw json.RawMessage, stops []string) {
-	if out.FinishReason != "stop" {
-		return
-	}
-	var s string
-	var id int32
+// stopFrom reads a stop_reason or matched_stop when the completion stopped; without one, a text
+// that ends with one of the request's stop strings names it.
+func (out *Completion) stopFrom(reason *StopReason, stops []string) {
 	switch {
-	case json.Unmarshal(raw, &s) == nil && s != "":
-		out.StopString = s
-	case json.Unmarshal(raw, &id) == nil && len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null":
-		out.StopToken, out.HasStopToken = id, true
+	case out.FinishReason != "stop":
+	case reason != nil && reason.IsToken:
+		out.StopToken, out.HasStopToken = reason.Token, true
+	case reason != nil && reason.Text != "":
+		out.StopString = reason.Text
 	default:
 		for _, st := range stops {
 			if st != "" && strings.HasSuffix(out.Text, st) {

@@ -7,49 +7,21 @@ import (
 
 	"gorstar/engine"
 	"gorstar/internal/jsonerr"
+	"gorstar/openai"
 )
 
-// commonRequest holds the fields /v1/completions and /v1/chat/completions share. Unknown fields
-// are ignored, as OpenAI-compatible servers do (clients send many).
-type commonRequest struct {
-	Model          string          `json:"model"`
-	MaxTokens      *int            `json:"max_tokens"`
-	Temperature    *float64        `json:"temperature"`
-	TopP           *float64        `json:"top_p"`
-	TopK           *int            `json:"top_k"` // vLLM extension
-	N              *int            `json:"n"`
-	Stop           json.RawMessage `json:"stop"`
-	StopTokenIDs   []int32         `json:"stop_token_ids"` // vLLM extension
-	Seed           *int64          `json:"seed"`
-	Stream         bool            `json:"stream"`
-	IgnoreEOS      bool            `json:"ignore_eos"`       // vLLM extension
-	ReturnTokenIDs bool            `json:"return_token_ids"` // vLLM extension: token ids per choice
-	// ReturnTokensAsTokenIDs names each token of the logprobs "token_id:ID" (vLLM extension).
-	ReturnTokensAsTokenIDs bool `json:"return_tokens_as_token_ids"`
-	// IncludeStopStrInOutput keeps a matched stop string at the end of the text (vLLM extension;
-	// NoStopTrim is SGLang's name for it). By default the text ends before it.
-	IncludeStopStrInOutput bool `json:"include_stop_str_in_output"`
-	NoStopTrim             bool `json:"no_stop_trim"`
-	// StreamOptions.IncludeUsage adds a last chunk with the usage and no choices (OpenAI).
-	StreamOptions *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	// SamplerSeed and SamplerSkip (gorstar extension) continue a random stream: the sequence
-	// draws from the stream of SamplerSeed after SamplerSkip draws (one per sampled token), so a
-	// request holding a sequence's prompt and its response so far samples what that sequence
-	// would have sampled next. SamplerSeed overrides seed.
-	SamplerSeed *uint64 `json:"sampler_seed"`
-	SamplerSkip *int64  `json:"sampler_skip"`
-}
+// The request fields /v1/completions and /v1/chat/completions share are openai.SamplingParams,
+// the types the client sends. Unknown fields are ignored, as OpenAI-compatible servers do
+// (clients send many).
 
 // maxSkip bounds sampler_skip: more draws than any context holds tokens is a mistake.
 const maxSkip = 1 << 24
 
 // keepStop says the answer's text keeps the stop string that ended it.
-func (r *commonRequest) keepStop() bool { return r.IncludeStopStrInOutput || r.NoStopTrim }
+func keepStop(r *openai.SamplingParams) bool { return r.IncludeStopStrInOutput || r.NoStopTrim }
 
 // includeUsage says a stream ends with a usage chunk.
-func (r *commonRequest) includeUsage() bool {
+func includeUsage(r *openai.SamplingParams) bool {
 	return r.StreamOptions != nil && r.StreamOptions.IncludeUsage
 }
 
@@ -57,7 +29,7 @@ const maxN = 64
 
 // sampling converts the shared fields into engine settings. OpenAI's defaults: temperature 1,
 // top_p 1, n 1.
-func (r *commonRequest) sampling() (engine.Sampling, int, error) {
+func sampling(r *openai.SamplingParams) (engine.Sampling, int, error) {
 	s := engine.Sampling{Temperature: 1, TopP: 1}
 	if r.Temperature != nil {
 		s.Temperature = *r.Temperature
@@ -103,7 +75,7 @@ func (r *commonRequest) sampling() (engine.Sampling, int, error) {
 }
 
 // stops parses "stop": null, a string, or a list of up to 4 strings (vLLM allows more; so do we).
-func (r *commonRequest) stops() ([]string, error) {
+func stops(r *openai.SamplingParams) ([]string, error) {
 	raw := bytes.TrimSpace(r.Stop)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
@@ -170,7 +142,7 @@ func parsePrompt(raw json.RawMessage) (texts []string, ids [][]int32, err error)
 // as a 400 that names the field and the JSON type it takes.
 func decodeBody(body []byte, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
-		msg, field := jsonerr.Describe(err, "commonRequest")
+		msg, field := jsonerr.Describe(err, "CompletionRequest", "SamplingParams")
 		if field == "" {
 			msg = "request body: " + msg
 		}

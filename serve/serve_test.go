@@ -436,13 +436,13 @@ func TestAssistantMessage(t *testing.T) {
 		{"<reason>x<tool_call>not json</tool_call>", "<reason>x<tool_call>not json</tool_call>", "stop", ""},
 	} {
 		msg, finish := s.assistantMessage(tc.text, "stop")
-		content, _ := msg["content"].(string)
+		content := msg.Content
 		if content != tc.content || finish != tc.finish {
 			t.Errorf("%q: content %q finish %q, want %q %q", tc.text, content, finish, tc.content, tc.finish)
 		}
 		if tc.call != "" {
-			fn := msg["tool_calls"].([]any)[0].(map[string]any)["function"].(map[string]any)
-			if fn["name"] != "python" || fn["arguments"] != tc.call {
+			fn := msg.ToolCalls[0].Function
+			if fn.Name != "python" || fn.Arguments != tc.call {
 				t.Errorf("%q: call %v", tc.text, fn)
 			}
 		}
