@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"gorstar/engine"
@@ -42,6 +43,9 @@ func TestRemoteBehavioursTrainAlike(t *testing.T) {
 				t.Errorf("%s: a server without token ids trained", b.Name)
 			} else {
 				t.Logf("%s: %v", b.Name, err)
+				if !strings.Contains(err.Error(), "no token ids") || strings.Contains(err.Error(), "sandbox") {
+					t.Errorf("%s: %v, want the refusal to name the missing token ids", b.Name, err)
+				}
 			}
 			continue
 		}
