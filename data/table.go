@@ -120,18 +120,23 @@ func Export(ctx context.Context, in, out string, bar *progress.Bar) (int, error)
 		return copyRows(ctx, problemsTable, in, out, bar)
 	case "conversations":
 		return copyRows(ctx, conversationsTable, in, out, bar)
-	case "other":
+	case kindEvalResults, kindTraces:
 		if formatOf(out) == formatJSONL {
 			return exportRows(ctx, in, out, bar)
 		}
-		return 0, usererr.New("%s: not a problems or conversations table (columns found: %s): it exports to .jsonl only",
-			in, strings.Join(cols, ", "))
+		return 0, usererr.New("%s: %s export to .jsonl or .jsonl.gz only, got %s", in, kind, out)
 	}
 	return 0, notATable(in, cols)
 }
 
-// exportRows writes every row of any Parquet table (eval results, rollout traces) to a JSONL
-// file as one object per line, keyed by column name.
+// Tables gorstar writes that export as they are (tableKind).
+const (
+	kindEvalResults = "eval results"
+	kindTraces      = "rollout traces"
+)
+
+// exportRows writes every row of a Parquet table (eval results, rollout traces) to a JSONL file
+// as one object per line, keyed by column name.
 func exportRows(ctx context.Context, in, out string, bar *progress.Bar) (int, error) {
 	f, err := openParquet(in)
 	if err != nil {
