@@ -101,3 +101,8 @@ func writePythonString(b *strings.Builder, s string) {
 	}
 	b.WriteByte('"')
 }
+
+// PythonJSON re-writes a JSON value as Python's json.dumps(ensure_ascii=False) prints it: how
+// chat templates print tool calls, and how vLLM and SGLang return a parsed call's arguments, so
+// a call a client sends back renders as the model wrote it.
+func PythonJSON(raw []byte) (string, error) { return pythonJSON(raw) }

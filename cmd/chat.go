@@ -77,11 +77,12 @@ func chatAction(c *cli.Context) error {
 		}
 		backend = &localChat{p: p, r: r, maxTokens: c.Int("max-tokens"), temperature: c.Float64("temperature")}
 	} else {
-		ep := &endpointChat{url: strings.TrimRight(c.String("endpoint"), "/"), model: c.String("served-model"),
-			tools: tools, maxTokens: c.Int("max-tokens"), temperature: c.Float64("temperature")}
-		if err := ep.check(c.Context); err != nil {
+		ep, err := newEndpointChat(c.Context, c.String("endpoint"), c.String("served-model"))
+		if err != nil {
 			return err
 		}
+		defer ep.close()
+		ep.tools, ep.maxTokens, ep.temperature = tools, c.Int("max-tokens"), c.Float64("temperature")
 		backend = ep
 	}
 	var pool exec.Tools

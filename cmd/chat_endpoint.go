@@ -1,10 +1,8 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,11 +12,13 @@ import (
 
 	"gorstar/chat"
 	"gorstar/internal/usererr"
+	"gorstar/openai"
 )
 
-// endpointChat asks an OpenAI-compatible server.
+// endpointChat asks an OpenAI-compatible server through the openai client.
 type endpointChat struct {
 	url, model  string
+	client      *openai.Client
 	tools       []json.RawMessage
 	maxTokens   int
 	temperature float64
@@ -28,121 +28,70 @@ type endpointChat struct {
 // models within it is not one chat can talk to.
 const endpointCheckTimeout = 10 * time.Second
 
-// check asks the endpoint for its models before the first question, so a wrong address or
-// model name is one line at start, not an error in the middle of a conversation.
-func (e *endpointChat) check(ctx context.Context) error {
+// newEndpointChat connects to url (one endpoint: no metrics scrape) and asks for its models before
+// the first question, so a wrong address or model name is one line at start, not an error in the
+// middle of a conversation.
+func newEndpointChat(ctx context.Context, url, model string) (*endpointChat, error) {
+	url = strings.TrimRight(url, "/")
+	c, err := openai.New(openai.Options{Endpoints: []string{url}, Model: model, ScrapeEvery: -1})
+	if err != nil {
+		return nil, usererr.New("--endpoint %s: %v", url, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, endpointCheckTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url+"/v1/models", nil)
-	if err != nil {
-		return usererr.New("--endpoint %s: %v", e.url, err)
+	lists, err := c.Models(ctx)
+	ids, ok := lists[c.Endpoints()[0]]
+	why := strings.TrimPrefix(fmt.Sprint(err), "openai: list models: "+c.Endpoints()[0]+" ")
+	switch {
+	case !ok && ctx.Err() != nil:
+		c.Close()
+		return nil, usererr.New("--endpoint %s: no answer within %s", url, endpointCheckTimeout)
+	case !ok && (strings.Contains(why, "HTTP ") || strings.Contains(why, "not a model list")):
+		c.Close()
+		return nil, usererr.New("--endpoint %s: not an OpenAI-compatible server (GET /v1/models: %s)", url, strings.Trim(why, "()"))
+	case !ok:
+		c.Close()
+		return nil, usererr.New("--endpoint %s: nothing answers %s", url, why)
+	case model != "" && !slices.Contains(ids, model):
+		c.Close()
+		return nil, usererr.New("--served-model %s: %s serves %s", model, url, strings.Join(ids, ", "))
 	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return usererr.New("--endpoint %s: no answer within %s", e.url, endpointCheckTimeout)
-		}
-		return usererr.New("--endpoint %s: nothing answers (%v)", e.url, errors.Unwrap(err))
-	}
-	defer res.Body.Close()
-	var list struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&list); err != nil || res.StatusCode != http.StatusOK {
-		return usererr.New("--endpoint %s: not an OpenAI-compatible server (GET /v1/models answered %s)", e.url, res.Status)
-	}
-	var ids []string
-	for _, m := range list.Data {
-		ids = append(ids, m.ID)
-	}
-	if e.model != "" && !slices.Contains(ids, e.model) {
-		return usererr.New("--served-model %s: %s serves %s", e.model, e.url, strings.Join(ids, ", "))
-	}
-	return nil
+	return &endpointChat{url: url, model: model, client: c}, nil
 }
 
+func (e *endpointChat) close() { e.client.Close() }
+
 func (e *endpointChat) turn(ctx context.Context, msgs []chat.Message, out io.Writer) (chat.Message, error) {
-	type fn struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	}
-	type toolCall struct {
-		ID       string `json:"id,omitempty"`
-		Type     string `json:"type"`
-		Function fn     `json:"function"`
-	}
-	type message struct {
-		Role      string     `json:"role"`
-		Content   *string    `json:"content"`
-		ToolCalls []toolCall `json:"tool_calls,omitempty"`
-		Name      string     `json:"name,omitempty"`
-	}
-	var body struct {
-		Model       string            `json:"model,omitempty"`
-		Messages    []message         `json:"messages"`
-		Tools       []json.RawMessage `json:"tools,omitempty"`
-		MaxTokens   int               `json:"max_tokens"`
-		Temperature float64           `json:"temperature"`
-	}
-	body.Model, body.Tools, body.MaxTokens, body.Temperature = e.model, e.tools, e.maxTokens, e.temperature
+	req := openai.ChatRequest{Tools: e.tools, MaxTokens: e.maxTokens, Temperature: e.temperature}
 	for _, m := range msgs {
-		content := m.Content
-		om := message{Role: m.Role, Content: &content, Name: m.Name}
+		om := openai.ChatMessage{Role: m.Role, Content: m.Content, Name: m.Name}
 		for _, c := range m.ToolCalls {
-			om.ToolCalls = append(om.ToolCalls, toolCall{Type: "function", Function: fn{Name: c.Name, Arguments: string(c.Arguments)}})
+			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{Type: "function",
+				Function: openai.FunctionCall{Name: c.Name, Arguments: string(c.Arguments)}})
 		}
-		body.Messages = append(body.Messages, om)
+		req.Messages = append(req.Messages, om)
 	}
-	data, _ := json.Marshal(body)
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url+"/v1/chat/completions", bytes.NewReader(data))
-	if err != nil {
+	answer, err := e.client.Chat(ctx, req)
+	switch status := openai.HTTPStatus(err); {
+	case err == nil:
+	case ctx.Err() != nil:
+		return chat.Message{}, ctx.Err()
+	case status >= http.StatusBadRequest && status < http.StatusInternalServerError:
+		// The server refused this conversation (it fills the context, …): say so and go on.
+		return chat.Message{}, &turnRefused{fmt.Sprintf("--endpoint %s", strings.TrimPrefix(err.Error(), "openai: "))}
+	default:
 		return chat.Message{}, usererr.New("--endpoint %s: %v", e.url, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return chat.Message{}, usererr.New("--endpoint %s: %v", e.url, err)
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		return chat.Message{}, fmt.Errorf("read the answer of %s: %w", e.url, err)
-	}
-	var answer struct {
-		Choices []struct {
-			Message message `json:"message"`
-		} `json:"choices"`
-		Error *struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &answer); err != nil {
-		return chat.Message{}, fmt.Errorf("%s answered %s: %.200s", e.url, res.Status, raw)
-	}
-	if answer.Error != nil || len(answer.Choices) == 0 {
-		msg := res.Status
-		if answer.Error != nil {
-			msg = answer.Error.Message
-		}
-		return chat.Message{}, &turnRefused{fmt.Sprintf("--endpoint %s: %s", e.url, msg)}
-	}
-	m := answer.Choices[0].Message
-	out1 := chat.Message{Role: chat.RoleAssistant}
-	if m.Content != nil {
-		out1.Content = *m.Content
-	}
-	fmt.Fprint(out, out1.Content)
+	m := answer.Message
+	reply := chat.Message{Role: chat.RoleAssistant, Content: m.Content}
+	fmt.Fprint(out, reply.Content)
 	for _, c := range m.ToolCalls {
 		args := json.RawMessage(c.Function.Arguments)
 		if !json.Valid(args) {
 			args = json.RawMessage("{}")
 		}
-		out1.ToolCalls = append(out1.ToolCalls, chat.ToolCall{Name: c.Function.Name, Arguments: args})
+		reply.ToolCalls = append(reply.ToolCalls, chat.ToolCall{Name: c.Function.Name, Arguments: args})
 		fmt.Fprintf(out, "\n<tool_call>\n{\"name\": %q, \"arguments\": %s}\n</tool_call>", c.Function.Name, args)
 	}
-	return out1, nil
+	return reply, nil
 }

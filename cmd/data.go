@@ -86,7 +86,7 @@ func dataCommand() *cli.Command {
 			},
 			{
 				Name:  "export",
-				Usage: "write a table as JSONL (or convert between .jsonl and .parquet)",
+				Usage: "write a table as JSONL (or convert between .jsonl and .parquet); eval results and rollout traces export to JSONL, one row per line",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "in", Usage: "input table `IN`", Required: true},
 					&cli.StringFlag{Name: "out", Usage: "output `X.jsonl` (.jsonl.gz and .parquet work too)", Required: true},

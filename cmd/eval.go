@@ -20,7 +20,7 @@ func evalCommand() *cli.Command {
 			&cli.StringFlag{Name: "model", Usage: "Hugging Face model `DIR` to run natively"},
 			&cli.StringSliceFlag{Name: "endpoint", Usage: "OpenAI-compatible server `URL` (repeatable; instead of --model)"},
 			&cli.StringFlag{Name: "served-model", Usage: "with --endpoint: the model `NAME` the servers list"},
-			&cli.StringFlag{Name: "tokenizer", Usage: "with --endpoint: `DIR` holding the served model's tokenizer.json"},
+			&cli.StringFlag{Name: "tokenizer", Usage: "with --endpoint: `DIR` holding the served model's tokenizer.json (token mode: ids in and out); without it, text mode: chat completions, the server's template and tool parser, its usage for token counts"},
 			&cli.StringFlag{Name: "data", Usage: "problems `FILE`: a problems table, verl/rStar2 Parquet or JSONL"},
 			&cli.StringFlag{Name: "out", Usage: "per-sample results `RESULTS.parquet` (RESULTS.md and RESULTS.manifest.json beside it)"},
 			&cli.IntFlag{Name: "samples", Usage: "samples per problem, k (default eval.samples)"},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"gorstar/eval"
 	"gorstar/internal/testenv"
@@ -50,7 +51,9 @@ func startServe(t *testing.T, dir string) string {
 }
 
 // The same model evaluated natively and through `gorstar serve` over HTTP, with the same seeds,
-// gives the same per-sample results and the same summary.
+// gives the same per-sample results — every response's ids — and the same summary. The untrained
+// model writes bytes that are not UTF-8 and calls the tool now and then, so ids that went through
+// text, or a turn after a tool call sampled from another random stream, would show.
 func TestEvalNativeAndServeAgree(t *testing.T) {
 	testenv.Short(t, "starts sandboxed Python")
 	dir := t.TempDir()
@@ -59,11 +62,11 @@ func TestEvalNativeAndServeAgree(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	var lines []string
-	for i := range 5 {
+	for i := range 12 {
 		lines = append(lines, fmt.Sprintf(`{"id": "q%d", "problem": "What is %d*3?", "answer": "%d"}`, i, i, 3*i))
 	}
 	data := writeEvalProblems(t, dir, "p.jsonl", lines...)
-	common := []string{"eval", "--data", data, "--samples", "4", "--temperature", "0.8", "--max-tokens", "32",
+	common := []string{"eval", "--data", data, "--samples", "4", "--temperature", "0.8", "--max-tokens", "600",
 		"--seed", "11", "--json", "--quiet"}
 	native := runCLI(t, append(common, "--model", model, "--out", filepath.Join(dir, "native.parquet"))...)
 	if native.Code != 0 {
@@ -83,8 +86,24 @@ func TestEvalNativeAndServeAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(a) != 20 || !reflect.DeepEqual(a, b) {
-		t.Fatalf("native and remote results differ:\nnative %+v\nremote %+v", a, b)
+	if len(a) != 48 || len(b) != 48 {
+		t.Fatalf("%d native and %d remote results, want 48", len(a), len(b))
+	}
+	resumed, invalid := 0, 0
+	for i := range a {
+		if !reflect.DeepEqual(a[i], b[i]) {
+			t.Fatalf("sample %d differs:\nnative %+v\nremote %+v", i, a[i], b[i])
+		}
+		if a[i].Turns > 1 {
+			resumed++
+		}
+		if strings.ContainsRune(a[i].Response, utf8.RuneError) {
+			invalid++
+		}
+	}
+	t.Logf("%d samples went on after a tool call, %d responses hold bytes that are not UTF-8", resumed, invalid)
+	if resumed == 0 || invalid == 0 {
+		t.Errorf("%d samples resumed after a call, %d with invalid UTF-8: the test no longer covers them", resumed, invalid)
 	}
 	na, rb := decodeJSON(t, native), decodeJSON(t, remote)
 	for _, k := range []string{"avg_pass@1", "pass@k", "maj@k", "mean_response_tokens", "tool_calls_per_response", "n_problems"} {
@@ -92,8 +111,40 @@ func TestEvalNativeAndServeAgree(t *testing.T) {
 			t.Errorf("%s: native %v, remote %v", k, na[k], rb[k])
 		}
 	}
-	if na["n_problems"] != 5.0 {
+	if na["n_problems"] != 12.0 {
 		t.Errorf("n_problems %v", na["n_problems"])
+	}
+	// Eval results export to JSONL, a row per sample with every column.
+	exported := filepath.Join(dir, "native.jsonl")
+	if r := runCLI(t, "data", "export", "--in", filepath.Join(dir, "native.parquet"), "--out", exported); r.Code != 0 {
+		t.Fatalf("export eval results: %+v", r)
+	}
+	rows, _ := os.ReadFile(exported)
+	if lines := strings.Split(strings.TrimSpace(string(rows)), "\n"); len(lines) != 48 ||
+		!strings.Contains(lines[0], `"response_ids":[`) || !strings.Contains(lines[0], `"problem_id":"q0"`) {
+		t.Errorf("exported results: %d lines, first %.200s", len(lines), lines[0])
+	}
+	// Without --tokenizer: text mode, recorded in the manifest, with its one-line warning; the
+	// same samples and grading, token counts from the server's usage.
+	textOut := filepath.Join(dir, "text.parquet")
+	text := runCLI(t, "eval", "--data", data, "--samples", "4", "--temperature", "0.8", "--max-tokens", "600",
+		"--seed", "11", "--endpoint", url, "--served-model", "tiny", "--concurrency", "3", "--out", textOut)
+	if text.Code != 0 || strings.Count(text.Stderr, "text mode") != 1 || !strings.Contains(text.Stderr, "training (rollout, rl) needs token mode") {
+		t.Fatalf("text mode: %+v", text)
+	}
+	_, manPath, _ := eval.Paths(textOut)
+	man, err := os.ReadFile(manPath)
+	if err != nil || !strings.Contains(string(man), `"mode": "text"`) {
+		t.Errorf("text mode manifest: %s (%v)", man, err)
+	}
+	tr, err := eval.ReadResults(textOut)
+	if err != nil || len(tr) != 48 {
+		t.Fatalf("text mode results: %d, %v", len(tr), err)
+	}
+	for i, r := range tr {
+		if r.Tokens == 0 || r.Generated == 0 || len(r.ResponseIDs) != 0 {
+			t.Fatalf("text mode sample %d: %d tokens, %d generated, %d ids; want counts from usage and no ids", i, r.Tokens, r.Generated, len(r.ResponseIDs))
+		}
 	}
 	// A served model the server does not list: one line naming what it lists.
 	r := runCLI(t, append(common, "--endpoint", url, "--served-model", "nope", "--tokenizer", model,
@@ -128,7 +179,7 @@ func TestEvalBadInput(t *testing.T) {
 		{"no model", []string{"--data", good}, "give --model DIR or --endpoint URL"},
 		{"missing data", []string{"--model", tok, "--data", filepath.Join(dir, "none.jsonl")}, "none.jsonl"},
 		{"endpoint down", []string{"--endpoint", down, "--served-model", "tiny", "--tokenizer", tok, "--data", good}, "(connection refused)"},
-		{"endpoint without tokenizer", []string{"--endpoint", down, "--served-model", "tiny", "--data", good}, "--tokenizer DIR"},
+		{"text mode, endpoint down", []string{"--endpoint", down, "--served-model", "tiny", "--data", good}, "(connection refused)"},
 		{"exec nodes down", []string{"--model", tok, "--data", good, "--set", `exec.endpoints=["` + down + `"]`},
 			"exec.endpoints: none of the 1 servers answers (" + down},
 	} {

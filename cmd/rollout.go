@@ -244,7 +244,7 @@ func checkRolloutFlags(c *cli.Context) error {
 	case len(endpoints) > 0 && c.String("served-model") == "":
 		return usererr.New("rollout: --endpoint needs --served-model NAME (the name the server lists)")
 	case len(endpoints) > 0 && c.String("tokenizer") == "":
-		return usererr.New("rollout: --endpoint needs --tokenizer DIR (the served model's tokenizer.json, to send prompts as token ids)")
+		return usererr.New("rollout: --endpoint needs --tokenizer DIR (the served model's tokenizer.json): rollouts run in token mode, ids in and out, as training needs; text mode is for gorstar eval only")
 	}
 	if c.Int("concurrency") < 0 {
 		return usererr.New("rollout: --concurrency must be ≥ 1, got %d", c.Int("concurrency"))

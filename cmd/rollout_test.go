@@ -63,6 +63,15 @@ func TestRolloutWritesTraces(t *testing.T) {
 	if st, err := os.Stat(out); err != nil || st.Size() == 0 {
 		t.Errorf("parquet traces: %v", err)
 	}
+	// The Parquet traces export to JSONL, a trajectory per line with every column.
+	exported := filepath.Join(dir, "exported.jsonl")
+	if r := runCLI(t, "data", "export", "--in", out, "--out", exported); r.Code != 0 {
+		t.Fatalf("export traces: %+v", r)
+	}
+	rows, _ := os.ReadFile(exported)
+	if n := strings.Count(string(rows), "\n"); n != 4 || !strings.Contains(string(rows), `"loss_mask":[`) {
+		t.Errorf("exported traces: %d lines: %.300s", n, rows)
+	}
 }
 
 // Bad input ends with one line naming what is wrong, exit 1, and no output file.

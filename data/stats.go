@@ -139,6 +139,10 @@ func tableKind(path string) (string, []string, error) {
 			return "conversations", cols, nil
 		case f.fieldIndex("problem") >= 0 && f.fieldIndex("answer") >= 0:
 			return "problems", ProblemColumns, checkProblemsFile(path)
+		case f.fieldIndex("problem_id") >= 0 && f.fieldIndex("response") >= 0 && f.fieldIndex("correct_strict") >= 0:
+			return kindEvalResults, cols, nil
+		case f.fieldIndex("problem_id") >= 0 && f.fieldIndex("response_ids") >= 0 && f.fieldIndex("loss_mask") >= 0:
+			return kindTraces, cols, nil
 		}
 		return "other", cols, nil
 	}

@@ -2,8 +2,11 @@ package data
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow/array"
 
 	"gorstar/chat"
 	"gorstar/internal/progress"
@@ -117,8 +120,56 @@ func Export(ctx context.Context, in, out string, bar *progress.Bar) (int, error)
 		return copyRows(ctx, problemsTable, in, out, bar)
 	case "conversations":
 		return copyRows(ctx, conversationsTable, in, out, bar)
+	case kindEvalResults, kindTraces:
+		if formatOf(out) == formatJSONL {
+			return exportRows(ctx, in, out, bar)
+		}
+		return 0, usererr.New("%s: %s export to .jsonl or .jsonl.gz only, got %s", in, kind, out)
 	}
 	return 0, notATable(in, cols)
+}
+
+// Tables gorstar writes that export as they are (tableKind).
+const (
+	kindEvalResults = "eval results"
+	kindTraces      = "rollout traces"
+)
+
+// exportRows writes every row of a Parquet table (eval results, rollout traces) to a JSONL file
+// as one object per line, keyed by column name.
+func exportRows(ctx context.Context, in, out string, bar *progress.Bar) (int, error) {
+	f, err := openParquet(in)
+	if err != nil {
+		return 0, err
+	}
+	defer f.close()
+	rr, err := f.records(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer rr.Release()
+	w, err := createJSONL(out)
+	if err != nil {
+		return 0, err
+	}
+	defer w.abort()
+	n := 0
+	for rr.Next() {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		rec := rr.Record()
+		if err := array.RecordToJSON(rec, w.buf); err != nil {
+			return n, fmt.Errorf("write %s: %w", out, err)
+		}
+		n += int(rec.NumRows())
+		bar.Add(int(rec.NumRows()))
+	}
+	if err := rr.Err(); err != nil && err != io.EOF {
+		return n, fmt.Errorf("read %s: %w", in, err)
+	}
+	bar.Finish()
+	return n, w.close()
 }
 
 // RowCount is the number of rows of a Parquet table read from its footer, or -1 when that is not

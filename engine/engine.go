@@ -260,6 +260,9 @@ func (e *Engine) enqueue(ctx context.Context, s *Sequence) {
 		seed = *req.Sampling.Seed
 	}
 	s.rng = newStream(seed)
+	for range req.Sampling.SkipDraws {
+		s.rng.Float64() // what sample draws per token
+	}
 	if len(req.StopStrings)+len(req.PauseStrings) > 0 {
 		s.text = newTextMatcher(e.opts.Tokenizer, req.StopStrings, req.PauseStrings)
 	}

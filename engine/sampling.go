@@ -17,6 +17,10 @@ type Sampling struct {
 	// Seed seeds the sequence's own random stream: the same seed and logits give the same tokens
 	// whatever else shares the batch. Nil draws a seed from the engine's.
 	Seed *uint64
+	// SkipDraws starts the random stream after this many draws: a request that continues a
+	// sequence another request began (prompt + the response so far) draws what that sequence
+	// would have drawn next, since each sampled token takes exactly one draw.
+	SkipDraws uint64
 }
 
 // Validate checks the ranges; errors name the field as the OpenAI API does.

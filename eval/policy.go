@@ -6,10 +6,60 @@ import (
 
 	"gorstar/chat"
 	"gorstar/config"
+	"gorstar/data"
 	"gorstar/exec"
 	"gorstar/internal/usererr"
 	"gorstar/rollout"
 )
+
+// sampler is where an evaluation's samples come from: a token-mode policy (native, or endpoints
+// with the served model's tokenizer) or, on endpoints without a tokenizer, text mode.
+type sampler struct {
+	run   func(ctx context.Context, tools exec.Runner, ro rollout.Options, problems []data.Problem) error
+	close func()
+}
+
+// TextModeWarning is the line a text-mode evaluation warns with.
+const TextModeWarning = "text mode (no --tokenizer): prompts are rendered and tool calls parsed by the server; " +
+	"token counts come from the server's usage; training (rollout, rl) needs token mode"
+
+// openSampler opens the policy and fills the manifest's model part and template fingerprint.
+func openSampler(ctx context.Context, o Options, tmpl *chat.Template, co chat.Options, m *Manifest) (*sampler, error) {
+	if len(o.Endpoints) > 0 && o.Tokenizer == "" {
+		c, err := rollout.OpenText(ctx, rollout.PolicyOptions{Endpoints: o.Endpoints, ServedModel: o.ServedModel, Warn: o.Warn})
+		if err != nil {
+			if usererr.Is(err) {
+				return nil, usererr.New("eval: %w", err)
+			}
+			return nil, err
+		}
+		m.Mode, m.Endpoints, m.ServedModel = rollout.ModeText, c.Endpoints(), o.ServedModel
+		return &sampler{close: c.Close, run: func(ctx context.Context, tools exec.Runner, ro rollout.Options, problems []data.Problem) error {
+			loop, err := rollout.NewText(c, tools, ro)
+			if err != nil {
+				return err
+			}
+			_, _, err = loop.Run(ctx, problems)
+			return err
+		}}, nil
+	}
+	pol, err := openPolicy(ctx, o, tmpl, co.Primer, m)
+	if err != nil {
+		return nil, err
+	}
+	if m.TemplateSHA256, err = rollout.TemplateFingerprint(pol.Tokenizer, co); err != nil {
+		pol.Close()
+		return nil, err
+	}
+	return &sampler{close: pol.Close, run: func(ctx context.Context, tools exec.Runner, ro rollout.Options, problems []data.Problem) error {
+		loop, err := rollout.New(pol.Backend, tools, pol.Tokenizer, ro)
+		if err != nil {
+			return err
+		}
+		_, _, err = loop.Run(ctx, problems)
+		return err
+	}}, nil
+}
 
 // openPolicy opens the policy (rollout.OpenPolicy: natively or on the endpoints, checked to
 // serve the model) and records in the manifest where the samples come from.

@@ -25,7 +25,11 @@ func ReadResults(path string) ([]Record, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	defer tbl.Release()
-	for i, want := range ResultSchema.Fields() {
+	fields := ResultSchema.Fields()
+	if n := len(tbl.Schema().Fields()); n == len(fields)-1 {
+		fields = fields[:n] // written before response_ids was kept
+	}
+	for i, want := range fields {
 		if i >= len(tbl.Schema().Fields()) || tbl.Schema().Field(i).Name != want.Name {
 			return nil, fmt.Errorf("read %s: not an eval results file (no column %q at %d)", path, want.Name, i)
 		}
@@ -67,5 +71,11 @@ func readRecord(rec arrow.Record, i int) Record {
 	r.FailedCalls = num()
 	r.Truncated = boolean()
 	r.Finish = str()
+	if f < int(rec.NumCols()) {
+		l := next().(*array.List)
+		start, end := l.ValueOffsets(i)
+		vals := l.ListValues().(*array.Int32).Int32Values()
+		r.ResponseIDs = append([]int32{}, vals[start:end]...)
+	}
 	return r
 }

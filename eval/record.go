@@ -30,6 +30,9 @@ type Record struct {
 	FailedCalls int    `json:"failed_calls"`
 	Truncated   bool   `json:"truncated"`
 	Finish      string `json:"finish"`
+	// ResponseIDs are the response's token ids (token mode; empty in text mode), so two runs can
+	// be compared token for token.
+	ResponseIDs []int32 `json:"response_ids"`
 }
 
 // ResultSchema is the Parquet layout of the per-sample results: columns named as Record's JSON
@@ -53,6 +56,7 @@ var ResultSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "failed_calls", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "truncated", Type: arrow.FixedWidthTypes.Boolean},
 	{Name: "finish", Type: arrow.BinaryTypes.String},
+	{Name: "response_ids", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32)},
 }, nil)
 
 // writeResults writes the records to a zstd Parquet file that appears only once complete; the
@@ -62,7 +66,7 @@ func writeResults(path string, recs []Record, manifest []byte) error {
 	schema := arrow.NewSchema(ResultSchema.Fields(), &meta)
 	return data.WriteParquet(path, schema, len(recs), func(b *array.RecordBuilder, i int) int {
 		appendRecord(b, &recs[i])
-		return len(recs[i].Response) + len(recs[i].Reference) + 128
+		return len(recs[i].Response) + len(recs[i].Reference) + 4*len(recs[i].ResponseIDs) + 128
 	})
 }
 
@@ -90,4 +94,7 @@ func appendRecord(b *array.RecordBuilder, r *Record) {
 	i64(r.FailedCalls)
 	boolean(r.Truncated)
 	str(r.Finish)
+	ids := next().(*array.ListBuilder)
+	ids.Append(true)
+	ids.ValueBuilder().(*array.Int32Builder).AppendValues(r.ResponseIDs, nil)
 }

@@ -51,14 +51,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, usererr.New("eval: template %q: %v", o.Template, err)
 	}
 	co := chatOptions(tmpl, o.NoTool)
-	pol, err := openPolicy(ctx, o, tmpl, co.Primer, &man)
+	pol, err := openSampler(ctx, o, tmpl, co, &man)
 	if err != nil {
 		return Result{}, err
 	}
-	defer pol.Close()
-	if man.TemplateSHA256, err = rollout.TemplateFingerprint(pol.Tokenizer, co); err != nil {
-		return Result{}, err
-	}
+	defer pol.close()
 
 	mdPath, manPath, partialPath := Paths(o.Out)
 	done, ckpt, err := resume(man, partialPath, problems)
@@ -89,12 +86,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	ro := rolloutOptions(o, co)
 	ro.Pending = func(i, j int) bool { return !finished[[2]int{i, j}] }
 	ro.OnFinish = run.finish
-	loop, err := rollout.New(pol.Backend, tools, pol.Tokenizer, ro)
-	if err != nil {
-		return Result{}, err
-	}
 	genStart := time.Now()
-	_, _, runErr := loop.Run(ctx, problems)
+	runErr := pol.run(ctx, tools, ro, problems)
 	genWall := time.Since(genStart)
 	run.bar.Finish()
 	if err := run.failure(runErr, partialPath); err != nil {
@@ -102,6 +95,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 
 	res := run.result(man)
+	if man.Mode == rollout.ModeText {
+		res.Warnings = append([]string{TextModeWarning}, res.Warnings...)
+	}
 	res.Resumed, res.Generated = len(done), len(run.records)-len(done)
 	res.Out, res.Markdown, res.Manifest = o.Out, mdPath, manPath
 	if s := genWall.Seconds(); s > 0 {
@@ -156,8 +152,6 @@ func checkSampling(o *Options) error {
 		return usererr.New("eval: give --model DIR or --endpoint URL, not both")
 	case len(o.Endpoints) > 0 && o.ServedModel == "":
 		return usererr.New("eval: --endpoint needs --served-model NAME (the name the server lists)")
-	case len(o.Endpoints) > 0 && o.Tokenizer == "":
-		return usererr.New("eval: --endpoint needs --tokenizer DIR (the served model's tokenizer.json, to send prompts as token ids)")
 	}
 	if o.Template == "" {
 		o.Template = chat.DefaultTemplate
@@ -290,9 +284,10 @@ func record(t rollout.Trajectory, p data.Problem) Record {
 		Seed: t.Seed, Reference: p.Answer, Response: t.Text,
 		Extracted: t.Extracted, ExtractedRStar2: g.Extracted,
 		CorrectStrict: t.Correct, CorrectRStar2: g.Correct,
-		Tokens: len(t.ResponseIDs), Generated: t.GeneratedTokens, Turns: t.NumTurns,
+		Tokens: max(len(t.ResponseIDs), t.UsageTokens), Generated: t.GeneratedTokens, Turns: t.NumTurns,
 		Calls: t.ToolCalls, FailedCalls: t.FailedToolCalls,
 		Truncated: t.Finish == rollout.FinishTruncated, Finish: string(t.Finish),
+		ResponseIDs: t.ResponseIDs,
 	}
 }
 

@@ -26,7 +26,8 @@ type Options struct {
 	Rounds int
 	// Backoff is the wait before the second round, doubled for each round after (default 100 ms).
 	Backoff time.Duration
-	// ScrapeEvery is the period of the /metrics scrape that steers dispatch (default 1 s).
+	// ScrapeEvery is the period of the /metrics scrape that steers dispatch (default 1 s;
+	// negative: no scrape, for one endpoint or servers without /metrics).
 	ScrapeEvery time.Duration
 	// DeadFor is how long an endpoint that could not be reached gets no requests before it is tried
 	// again (default 5 s; a successful scrape brings it back sooner).
@@ -71,7 +72,7 @@ func New(opts Options) (*Client, error) {
 	if opts.Backoff <= 0 {
 		opts.Backoff = 100 * time.Millisecond
 	}
-	if opts.ScrapeEvery <= 0 {
+	if opts.ScrapeEvery == 0 {
 		opts.ScrapeEvery = time.Second
 	}
 	if opts.DeadFor <= 0 {

@@ -142,6 +142,16 @@ type attemptError struct {
 func (e *attemptError) Error() string { return e.err.Error() }
 func (e *attemptError) Unwrap() error { return e.err }
 
+// HTTPStatus is the HTTP status of the server's answer that err reports (a 4xx comes back at
+// once; 5xx and 429 only after every retry failed), or 0 when no server answered.
+func HTTPStatus(err error) int {
+	var ae *attemptError
+	if errors.As(err, &ae) {
+		return ae.status
+	}
+	return 0
+}
+
 // unreachable reports errors that say the server is not there: no connection, or no answer in time.
 func unreachable(err error) bool {
 	var ae *attemptError

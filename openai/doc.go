@@ -17,4 +17,8 @@
 // Weights reach the servers with UpdateWeightsFromDisk (SGLang's and gorstar serve's endpoint) or
 // a hook command for servers without one; an endpoint that misses an update gets no requests until
 // it has taken it.
+//
+// Chat asks /v1/chat/completions for text mode (no local tokenizer: the server's chat template
+// and tool parser). The request and answer types on the wire (wire.go) are shared with gorstar
+// serve, which writes and reads the same ones.
 package openai

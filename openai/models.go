@@ -43,11 +43,7 @@ func (c *Client) listModels(ctx context.Context, base string) ([]string, error) 
 	if err != nil {
 		return nil, err
 	}
-	var r struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
+	var r ModelList
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("/v1/models is not a model list: %v", err)
 	}

@@ -11,6 +11,9 @@ import (
 // period after New (a caller that wants loads at once calls ScrapeNow).
 func (c *Client) scrapeLoop(ctx context.Context) {
 	defer close(c.done)
+	if c.opts.ScrapeEvery < 0 {
+		return
+	}
 	for sleep(ctx, c.opts.ScrapeEvery) == nil {
 		c.ScrapeNow(ctx)
 	}

@@ -1,8 +1,9 @@
-package openai
+package openai_test
 
 import (
 	"context"
 	"fmt"
+	"gorstar/openai"
 	"math"
 	"net"
 	"path/filepath"
@@ -40,9 +41,9 @@ func startServe(t *testing.T, dir string) *testserve.Server {
 	return testserve.Start(t, dir, engine.Options{KVTokens: 8192, MaxSeqs: 8}, serve.Options{ModelName: "tiny"})
 }
 
-func newClient(t *testing.T, opts Options) *Client {
+func newClient(t *testing.T, opts openai.Options) *openai.Client {
 	t.Helper()
-	c, err := New(opts)
+	c, err := openai.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,8 +83,8 @@ func sameLogprobs(a, b []float32) bool {
 	return true
 }
 
-func request(prompt []int32, maxTokens int, seed uint64) Request {
-	return Request{Prompt: prompt, MaxTokens: maxTokens, Temperature: 1, Seed: &seed, IgnoreEOS: true}
+func request(prompt []int32, maxTokens int, seed uint64) openai.Request {
+	return openai.Request{Prompt: prompt, MaxTokens: maxTokens, Temperature: 1, Seed: &seed, IgnoreEOS: true}
 }
 
 // Through the client, gorstar serve gives the ids and logprobs the engine gives for the same seed.
@@ -91,14 +92,14 @@ func TestCompleteMatchesEngine(t *testing.T) {
 	dir := tinyDir(t, 1)
 	s := startServe(t, dir)
 	eng, _ := loadEngine(t, dir)
-	c := newClient(t, Options{Endpoints: []string{s.URL + "/v1"}, Model: "tiny"})
+	c := newClient(t, openai.Options{Endpoints: []string{s.URL + "/v1"}, Model: "tiny"})
 	prompt := []int32{40, 41, 42, 43, 44}
 	got, err := c.Complete(ctxT(t), request(prompt, 10, 5))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := native(t, eng, prompt, 10, 5)
-	if got.Source != FromTokenIDs || got.WeightVersion != "0" || got.Endpoint != s.URL {
+	if got.Source != openai.FromTokenIDs || got.WeightVersion != "0" || got.Endpoint != s.URL {
 		t.Errorf("source %q, weight version %q, endpoint %q", got.Source, got.WeightVersion, got.Endpoint)
 	}
 	if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) || !sameLogprobs(got.LogProbs, want.LogProbs) {
@@ -108,10 +109,10 @@ func TestCompleteMatchesEngine(t *testing.T) {
 
 func TestCheckModel(t *testing.T) {
 	s := startServe(t, tinyDir(t, 1))
-	if err := newClient(t, Options{Endpoints: []string{s.URL}, Model: "tiny"}).CheckModel(ctxT(t)); err != nil {
+	if err := newClient(t, openai.Options{Endpoints: []string{s.URL}, Model: "tiny"}).CheckModel(ctxT(t)); err != nil {
 		t.Errorf("tiny: %v", err)
 	}
-	err := newClient(t, Options{Endpoints: []string{s.URL}, Model: "qwen"}).CheckModel(ctxT(t))
+	err := newClient(t, openai.Options{Endpoints: []string{s.URL}, Model: "qwen"}).CheckModel(ctxT(t))
 	if err == nil || !strings.Contains(err.Error(), `served model "qwen" is not listed by `+s.URL+"; the server lists: tiny") {
 		t.Errorf("qwen: %v", err)
 	}
@@ -122,10 +123,10 @@ func TestEndpointKilledMidRun(t *testing.T) {
 	dir := tinyDir(t, 1)
 	a, b := startServe(t, dir), startServe(t, dir)
 	var retries atomic.Int32
-	c := newClient(t, Options{Endpoints: []string{a.URL, b.URL}, Model: "tiny", Backoff: time.Millisecond,
+	c := newClient(t, openai.Options{Endpoints: []string{a.URL, b.URL}, Model: "tiny", Backoff: time.Millisecond,
 		Warn: func(string) { retries.Add(1) }})
 	const n = 8
-	results := make([]Completion, n)
+	results := make([]openai.Completion, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -166,7 +167,7 @@ func TestAllEndpointsDown(t *testing.T) {
 		urls = append(urls, "http://"+ln.Addr().String())
 		ln.Close()
 	}
-	c := newClient(t, Options{Endpoints: urls, Backoff: time.Millisecond})
+	c := newClient(t, openai.Options{Endpoints: urls, Backoff: time.Millisecond})
 	_, err := c.Complete(ctxT(t), request([]int32{1, 2}, 4, 1))
 	if err == nil {
 		t.Fatal("no error with every endpoint down")
@@ -184,14 +185,14 @@ func TestUpdateWeightsFromDisk(t *testing.T) {
 	dir1, dir2 := tinyDir(t, 1), tinyDir(t, 2)
 	a, b := startServe(t, dir1), startServe(t, dir1)
 	eng2, _ := loadEngine(t, dir2)
-	c := newClient(t, Options{Endpoints: []string{a.URL, b.URL}, Model: "tiny"})
+	c := newClient(t, openai.Options{Endpoints: []string{a.URL, b.URL}, Model: "tiny"})
 	if err := c.UpdateWeightsFromDisk(ctxT(t), dir2, "step-1"); err != nil {
 		t.Fatal(err)
 	}
 	prompt := []int32{9, 8, 7}
 	want := native(t, eng2, prompt, 6, 3)
 	for _, url := range []string{a.URL, b.URL} {
-		one := newClient(t, Options{Endpoints: []string{url}})
+		one := newClient(t, openai.Options{Endpoints: []string{url}})
 		got, err := one.Complete(ctxT(t), request(prompt, 6, 3))
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"gorstar/chat"
 	"gorstar/data"
 	"gorstar/exec"
+	"gorstar/internal/usererr"
+	"gorstar/openai"
 	"gorstar/reward"
 	"gorstar/rollout"
 )
@@ -72,6 +74,10 @@ func (t *trainer) rollouts(ctx context.Context, problems []data.Problem, o rollo
 		}
 	}
 	for i := range trajs {
+		if strings.Contains(trajs[i].Error, openai.ErrNoTokenIDs.Error()) {
+			// Not a passing failure: the servers cannot serve training. Say so at once.
+			return nil, usererr.New("rl: rollout.endpoints: %s", trajs[i].Error)
+		}
 		for attempt := 1; infraFailed(trajs[i]); attempt++ {
 			if attempt > t.o.RL.InfraRetries {
 				return nil, fmt.Errorf("rl: rollout %d of problem %s failed %d times for the infrastructure (%s): is the sandbox down? the last checkpoint is resumable",

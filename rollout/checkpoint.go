@@ -47,8 +47,15 @@ type Manifest struct {
 	Endpoints   []string `json:"endpoints,omitempty"`
 	ServedModel string   `json:"served_model,omitempty"`
 
+	// Mode is ModeText for text-mode samples (TextLoop: the server renders the prompts and
+	// parses the calls; no ids); empty for token mode.
+	Mode string `json:"mode,omitempty"`
+
 	Gorstar string `json:"gorstar_version"`
 }
+
+// ModeText is Manifest.Mode of text-mode samples.
+const ModeText = "text"
 
 // NewManifest describes a run of the loop options o on the problems of the file data with the
 // policy p (natively: its model directory's hash; remotely: its endpoints); template is the

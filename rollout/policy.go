@@ -125,6 +125,26 @@ func batch(concurrency, maxSeqs int) int {
 	return min(concurrency, maxSeqs)
 }
 
+// OpenText connects to the endpoints for text mode (TextLoop: no tokenizer) and checks that they
+// serve ServedModel; errors are as OpenPolicy's.
+func OpenText(ctx context.Context, o PolicyOptions) (*openai.Client, error) {
+	if o.ServedModel == "" {
+		return nil, usererr.New("an endpoint needs the served model's name (the name the server lists)")
+	}
+	c, err := openai.New(openai.Options{Endpoints: o.Endpoints, Model: o.ServedModel, Warn: o.Warn})
+	if err != nil {
+		return nil, usererr.Wrap(err)
+	}
+	if err := c.CheckModel(ctx); err != nil {
+		c.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, usererr.Wrap(err)
+	}
+	return c, nil
+}
+
 func openRemote(ctx context.Context, o PolicyOptions, tmpl *chat.Template) (*Policy, error) {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 64
@@ -133,7 +153,7 @@ func openRemote(ctx context.Context, o PolicyOptions, tmpl *chat.Template) (*Pol
 	case o.ServedModel == "":
 		return nil, usererr.New("an endpoint needs the served model's name (the name the server lists)")
 	case o.Tokenizer == "":
-		return nil, usererr.New("an endpoint needs a tokenizer directory (the served model's tokenizer.json, to send prompts as token ids)")
+		return nil, usererr.New("an endpoint needs a tokenizer directory (the served model's tokenizer.json): token mode sends prompts and reads samples as token ids, which training needs; only eval has a text mode")
 	}
 	tok, err := tokenizer.Load(o.Tokenizer)
 	if err != nil {
@@ -151,7 +171,7 @@ func openRemote(ctx context.Context, o PolicyOptions, tmpl *chat.Template) (*Pol
 		return nil, usererr.Wrap(err)
 	}
 	return &Policy{
-		Backend:   &RemoteBackend{Client: c, Concurrency: o.Concurrency},
+		Backend:   &RemoteBackend{Client: c, Tokenizer: tok, Concurrency: o.Concurrency},
 		Tokenizer: tok, Template: tmpl, Primer: o.Primer, Concurrency: o.Concurrency,
 		Endpoints: c.Endpoints(), ServedModel: o.ServedModel, close: c.Close,
 	}, nil

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
+	"gorstar/chat"
 	"gorstar/openai"
+	"gorstar/tokenizer"
 )
 
 // RemoteBackend runs the policy on OpenAI-compatible servers (vLLM, SGLang, gorstar serve) through
@@ -16,12 +19,22 @@ import (
 // read back as token ids, on the endpoint the client's KV-aware dispatch picks (a trajectory keeps
 // its endpoint, for its prefix cache).
 //
-// Seeds: the first turn samples with the request's seed, so a single-turn trajectory draws the
-// same tokens as on the in-process engine; a server cannot continue a random stream across
-// requests, so each later turn uses a seed mixed from the request's and the turn's number —
-// reproducible, but not the engine's tokens after a tool call.
+// Seeds: every turn asks to continue the trajectory's random stream where the last turn left it
+// (openai.Continuation: the request's seed after one draw per token generated so far), which
+// gorstar serve honours, so a trajectory there is the in-process engine's token for token. Other
+// servers cannot continue a stream across requests: they get, for each later turn, a seed mixed
+// from the request's and the turn's number — reproducible, not the engine's tokens after a call.
+//
+// Stops: the client asks the server to keep a matched stop string and puts back one the server
+// cut (openai.Completion.StopString); where token ids come back, they are the turn. A server that
+// returns text only, cuts the stop and does not say which stop it was leaves a turn that stopped
+// without its end: it is closed with the pause string when a tool call is open in it, else with
+// the end-of-turn token — the only two stops a rollout asks for.
 type RemoteBackend struct {
 	Client *openai.Client
+	// Tokenizer encodes what a text-only server's answer lacks (the stop it cut); nil: none is
+	// put back beyond what the client restores.
+	Tokenizer *tokenizer.Tokenizer
 	// Concurrency bounds the completions in flight at once over all endpoints (0: no bound).
 	Concurrency int
 
@@ -51,6 +64,7 @@ type remoteStream struct {
 	ids     []int32 // prompt, then every generated and appended id
 	used    int     // response tokens: generated plus appended
 	turn    int
+	drawn   int // random draws the sequence has taken: one per generated token when sampling
 	session string
 }
 
@@ -70,7 +84,8 @@ func (s *remoteStream) Next(ctx context.Context) (Turn, error) {
 	s.turn++
 	creq := openai.Request{Session: s.session, Prompt: s.ids, MaxTokens: max,
 		Temperature: s.req.Sampling.Temperature, TopP: s.req.Sampling.TopP, Seed: &seed,
-		Stop: s.req.PauseStrings, StopTokenIDs: s.req.EndTokens,
+		Continue: &openai.Continuation{Seed: s.req.Sampling.Seed, Skip: s.drawn},
+		Stop:     s.req.PauseStrings, StopTokenIDs: s.req.EndTokens,
 		// The loop's end tokens decide where a turn ends, as on the engine; the server's own
 		// end-of-sequence tokens would end turns the engine goes on with.
 		IgnoreEOS: true}
@@ -82,6 +97,10 @@ func (s *remoteStream) Next(ctx context.Context) (Turn, error) {
 	if err != nil {
 		return Turn{}, err
 	}
+	s.b.closeCutStop(&c, s.req)
+	if s.req.Sampling.Temperature > 0 {
+		s.drawn += len(c.Tokens)
+	}
 	t := Turn{Tokens: c.Tokens, LogProbs: c.LogProbs}
 	if v, perr := strconv.ParseInt(c.WeightVersion, 10, 64); perr == nil {
 		t.WeightVersion = v
@@ -90,6 +109,27 @@ func (s *remoteStream) Next(ctx context.Context) (Turn, error) {
 	s.used += len(c.Tokens)
 	t.End = remoteEnd(c, s.req, s.used, max == len(c.Tokens) && max < left)
 	return t, nil
+}
+
+// closeCutStop ends a text-only turn that stopped for a cause the server neither kept in the text
+// nor named: with the pause string when a tool call is open in it, else with the end token.
+func (b *RemoteBackend) closeCutStop(c *openai.Completion, r Request) {
+	if c.Source != openai.FromText || c.FinishReason != "stop" || c.StopString != "" || c.HasStopToken ||
+		closedBy(c.Tokens, r.EndTokens) || b.Tokenizer == nil {
+		return
+	}
+	open := strings.LastIndex(c.Text, chat.ToolCallOpen) > strings.LastIndex(c.Text, chat.ToolCallClose)
+	switch {
+	case open && slices.Contains(r.PauseStrings, chat.ToolCallClose):
+		c.Text += chat.ToolCallClose
+		c.Tokens = b.Tokenizer.EncodeWithSpecials(c.Text, true)
+	case len(r.EndTokens) > 0:
+		c.Tokens = append(c.Tokens, r.EndTokens[0])
+		c.Text += b.Tokenizer.Decode(r.EndTokens[:1])
+	default:
+		return
+	}
+	c.StopRestored = true
 }
 
 // remoteEnd maps a completion's finish to the turn's end: an end token the model wrote closes

@@ -45,6 +45,9 @@ type Trajectory struct {
 	InternalToolErrors int `json:"internal_tool_errors"`
 	AnswerTags         int `json:"answer_tags"` // <answer> tags in the model's own text
 	GeneratedTokens    int `json:"generated_tokens"`
+	// UsageTokens is, in text mode (TextLoop: no ids), the response's length in tokens as the
+	// server's usage counts it: the prompt's growth over the turns plus the last completion.
+	UsageTokens int `json:"usage_tokens,omitempty"`
 
 	Reward    float64 `json:"reward"`
 	Correct   bool    `json:"correct"`

@@ -10,10 +10,13 @@ import (
 
 	"gorstar/chat"
 	"gorstar/engine"
+	"gorstar/openai"
 )
 
+// chatRequest is openai.ChatCompletionRequest read leniently: a message's content may be a list of
+// text parts, a call's arguments an object instead of a string (clients send both).
 type chatRequest struct {
-	commonRequest
+	openai.SamplingParams
 	Messages            []openAIMessage   `json:"messages"`
 	Tools               []json.RawMessage `json:"tools"`
 	MaxCompletionTokens *int              `json:"max_completion_tokens"`
@@ -132,7 +135,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 		req.MaxTokens = req.MaxCompletionTokens
 	}
 	o := s.eng.Options()
-	er, n, err := s.engineRequest(&req.commonRequest, max(1, min(o.MaxContext, o.KVTokens)-len(prompt)))
+	er, n, err := s.engineRequest(&req.SamplingParams, max(1, min(o.MaxContext, o.KVTokens)-len(prompt)))
 	if err != nil {
 		return err
 	}
@@ -147,34 +150,31 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	}
 	er.Prompt = prompt
 	if req.Stream {
-		return s.streamChat(w, r, er, n, req.Logprobs)
+		return s.streamChat(w, r, er, n, &req)
 	}
 	outs, err := s.generate(r.Context(), er, n)
 	if err != nil {
 		return err
 	}
-	choices := make([]any, n)
+	resp := openai.ChatCompletionResponse{ID: newID("chatcmpl-"), Object: "chat.completion", Created: time.Now().Unix(),
+		Model: s.opts.ModelName, Choices: make([]openai.ChatChoice, n), WeightVersion: s.weightVersion()}
 	completion := 0
 	for i, c := range outs {
 		completion += len(c.tokens)
-		msg, finish := s.assistantMessage(s.opts.Primer+s.text(c, er.StopTokens), finishReason(c.finish))
-		ch := map[string]any{"index": i, "message": msg, "logprobs": nil, "finish_reason": finish}
+		msg, finish := s.assistantMessage(s.opts.Primer+s.text(c, er.StopTokens, keepStop(&req.SamplingParams)), finishReason(c.finish))
+		ch := openai.ChatChoice{Index: i, Message: &msg, FinishReason: &finish, StopReason: stopReason(c, req.StopTokenIDs)}
 		if req.Logprobs {
-			ch["logprobs"] = s.chatLogprobs(c)
+			ch.Logprobs = s.chatLogprobs(c)
 		}
 		if req.ReturnTokenIDs {
-			ch["token_ids"] = c.tokens
+			ch.TokenIDs = nonNil(c.tokens)
 		}
-		choices[i] = ch
+		resp.Choices[i] = ch
 	}
-	resp := map[string]any{
-		"id": newID("chatcmpl-"), "object": "chat.completion", "created": time.Now().Unix(), "model": s.opts.ModelName,
-		"choices": choices, "usage": usage(len(prompt), completion),
-	}
+	resp.Usage = usage(len(prompt), completion)
 	if req.ReturnTokenIDs {
-		resp["prompt_token_ids"] = prompt
+		resp.PromptTokenIDs = prompt
 	}
-	_, resp["weight_version"] = s.weights.current()
 	writeJSON(w, http.StatusOK, resp)
 	return nil
 }
@@ -182,50 +182,46 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 // assistantMessage turns the generated text into an OpenAI message: a well-formed <tool_call>
 // becomes tool_calls (the text before it stays the content) and finish_reason "tool_calls"; a
 // malformed one stays in the content.
-func (s *Server) assistantMessage(text, finish string) (map[string]any, string) {
-	msg := map[string]any{"role": "assistant", "content": text}
+func (s *Server) assistantMessage(text, finish string) (openai.ChatMessage, string) {
+	msg := openai.ChatMessage{Role: "assistant", Content: text}
 	call, found := chat.ParseToolCall(text)
 	if !found || call.Error != "" {
 		return msg, finish
 	}
-	content := strings.TrimRight(text[:call.Start], " \n")
-	if content == "" {
-		msg["content"] = nil
-	} else {
-		msg["content"] = content
+	msg.Content = strings.TrimRight(text[:call.Start], " \n")
+	// The arguments as json.dumps prints them (vLLM's and SGLang's parsers do the same): sent
+	// back in a later request, they render as the model wrote them, not compacted.
+	args, err := chat.PythonJSON(call.Call.Arguments)
+	if err != nil {
+		args = string(call.Call.Arguments)
 	}
-	msg["tool_calls"] = []any{map[string]any{
-		"id": newID("call_"), "type": "function",
-		"function": map[string]any{"name": call.Call.Name, "arguments": string(call.Call.Arguments)},
-	}}
+	msg.ToolCalls = []openai.ToolCall{{ID: newID("call_"), Type: "function",
+		Function: openai.FunctionCall{Name: call.Call.Name, Arguments: args}}}
 	return msg, "tool_calls"
 }
 
-func (s *Server) chatLogprobs(c choice) map[string]any {
+func (s *Server) chatLogprobs(c choice) *openai.ChatLogprobs {
 	// "bytes" are the token's own bytes, which for a token holding part of a UTF-8 character are
 	// not those of its text (a replacement character): joined over the tokens they give the exact
 	// UTF-8 of the content, which is what OpenAI's field is for. An id the tokenizer does not know
 	// (the model's vocabulary is padded past it) has no bytes.
-	entry := func(id int32, lp float32) map[string]any {
-		text := s.tok.Decode([]int32{id})
+	entry := func(id int32, lp float32) openai.TokenLogprob {
 		b, _ := s.tok.TokenBytes(id) // none for an id past the tokenizer's vocabulary (padding)
 		ints := make([]int, len(b))
 		for j, x := range b {
 			ints[j] = int(x)
 		}
-		return map[string]any{"token": text, "logprob": lp, "bytes": ints}
+		return openai.TokenLogprob{Token: s.tok.Decode([]int32{id}), Logprob: lp, Bytes: ints}
 	}
-	content := make([]any, len(c.tokens))
+	out := &openai.ChatLogprobs{Content: make([]openai.ChatLogprob, len(c.tokens))}
 	for i, id := range c.tokens {
-		e := entry(id, c.logprobs[i])
-		alts := []any{}
+		e := openai.ChatLogprob{TokenLogprob: entry(id, c.logprobs[i]), TopLogprobs: []openai.TokenLogprob{}}
 		if i < len(c.top) {
 			for _, a := range c.top[i] {
-				alts = append(alts, entry(a.Token, a.LogProb))
+				e.TopLogprobs = append(e.TopLogprobs, entry(a.Token, a.LogProb))
 			}
 		}
-		e["top_logprobs"] = alts
-		content[i] = e
+		out.Content[i] = e
 	}
-	return map[string]any{"content": content}
+	return out
 }

@@ -1,20 +1,13 @@
 package serve
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
 
 	"gorstar/engine"
+	"gorstar/openai"
 )
-
-type completionRequest struct {
-	commonRequest
-	Prompt   json.RawMessage `json:"prompt"`
-	Logprobs *int            `json:"logprobs"`
-	Echo     bool            `json:"echo"`
-}
 
 // completions answers POST /v1/completions. A list prompt gives n choices per prompt, in order.
 func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
@@ -22,7 +15,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req completionRequest
+	var req openai.CompletionRequest
 	if err := decodeBody(body, &req); err != nil {
 		return err
 	}
@@ -50,7 +43,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("prompt", "prompt %d is empty", i)
 		}
 	}
-	base, n, err := s.engineRequest(&req.commonRequest, 16)
+	base, n, err := s.engineRequest(&req.SamplingParams, 16)
 	if err != nil {
 		return err
 	}
@@ -62,10 +55,10 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("prompt", "stream takes one prompt")
 		}
 		base.Prompt = prompts[0]
-		return s.streamCompletion(w, r, base, n, req.Logprobs != nil, req.ReturnTokensAsTokenIDs)
+		return s.streamCompletion(w, r, base, n, &req)
 	}
-	id := newID("cmpl-")
-	var choices []any
+	resp := openai.CompletionResponse{ID: newID("cmpl-"), Object: "text_completion", Created: time.Now().Unix(),
+		Model: s.opts.ModelName}
 	promptTokens, completionTokens := 0, 0
 	for p, prompt := range prompts {
 		er := base
@@ -77,33 +70,30 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
 		promptTokens += len(prompt)
 		for i, c := range outs {
 			completionTokens += len(c.tokens)
-			ch := map[string]any{"index": p*n + i, "text": s.text(c, base.StopTokens), "logprobs": nil,
-				"finish_reason": finishReason(c.finish)}
+			ch := openai.CompletionChoice{Index: p*n + i, Text: s.text(c, base.StopTokens, keepStop(&req.SamplingParams)),
+				FinishReason: ptr(finishReason(c.finish)), StopReason: stopReason(c, req.StopTokenIDs)}
 			if req.Logprobs != nil {
-				ch["logprobs"] = s.completionLogprobs(c, req.ReturnTokensAsTokenIDs)
+				ch.Logprobs = s.completionLogprobs(c, req.ReturnTokensAsTokenIDs)
 			}
 			if req.ReturnTokenIDs {
-				ch["token_ids"] = c.tokens
-				ch["prompt_token_ids"] = prompt
+				ch.TokenIDs, ch.PromptTokenIDs = nonNil(c.tokens), prompt
 			}
-			choices = append(choices, ch)
+			resp.Choices = append(resp.Choices, ch)
 		}
 	}
-	_, version := s.weights.current()
-	writeJSON(w, http.StatusOK, map[string]any{
-		"id": id, "object": "text_completion", "created": time.Now().Unix(), "model": s.opts.ModelName,
-		"choices": choices, "usage": usage(promptTokens, completionTokens), "weight_version": version,
-	})
+	resp.Usage = usage(promptTokens, completionTokens)
+	resp.WeightVersion = s.weightVersion()
+	writeJSON(w, http.StatusOK, resp)
 	return nil
 }
 
 // engineRequest builds the engine request (without prompt) and n from the shared fields.
-func (s *Server) engineRequest(req *commonRequest, defaultMax int) (engine.Request, int, error) {
-	samp, n, err := req.sampling()
+func (s *Server) engineRequest(req *openai.SamplingParams, defaultMax int) (engine.Request, int, error) {
+	samp, n, err := sampling(req)
 	if err != nil {
 		return engine.Request{}, 0, err
 	}
-	stops, err := req.stops()
+	stops, err := stops(req)
 	if err != nil {
 		return engine.Request{}, 0, err
 	}
@@ -124,27 +114,26 @@ func (s *Server) engineRequest(req *commonRequest, defaultMax int) (engine.Reque
 // completionLogprobs is the legacy completions logprobs object: the text of each token (or
 // "token_id:ID" with asIDs), its log-probability and, when asked for, the most likely tokens'
 // names and log-probabilities. Offsets count the decoded text either way.
-func (s *Server) completionLogprobs(c choice, asIDs bool) map[string]any {
-	tokens := make([]string, len(c.tokens))
-	offsets := make([]int, len(c.tokens))
+func (s *Server) completionLogprobs(c choice, asIDs bool) *openai.CompletionLogprobs {
+	lp := &openai.CompletionLogprobs{Tokens: make([]string, len(c.tokens)), TextOffset: make([]int, len(c.tokens)),
+		TokenLogprobs: make([]*float32, len(c.tokens))}
 	off := 0
 	for i, id := range c.tokens {
-		offsets[i] = off
+		lp.TextOffset[i] = off
 		off += len(s.tok.Decode([]int32{id}))
-		tokens[i] = s.tokenName(id, asIDs)
+		lp.Tokens[i] = s.tokenName(id, asIDs)
+		lp.TokenLogprobs[i] = &c.logprobs[i]
 	}
-	var top any
 	if c.top != nil {
-		list := make([]map[string]float32, len(c.top))
+		lp.TopLogprobs = make([]map[string]float32, len(c.top))
 		for i, alts := range c.top {
-			list[i] = map[string]float32{}
+			lp.TopLogprobs[i] = map[string]float32{}
 			for _, a := range alts {
-				list[i][s.tokenName(a.Token, asIDs)] = a.LogProb
+				lp.TopLogprobs[i][s.tokenName(a.Token, asIDs)] = a.LogProb
 			}
 		}
-		top = list
 	}
-	return map[string]any{"tokens": tokens, "token_logprobs": c.logprobs, "top_logprobs": top, "text_offset": offsets}
+	return lp
 }
 
 // tokenName is how logprobs name a token: its text, or "token_id:ID" as vLLM writes it with

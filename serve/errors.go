@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"gorstar/engine"
+	"gorstar/openai"
 )
 
 // apiError is an error with the HTTP status and OpenAI error type to report it with.
@@ -39,15 +40,15 @@ func writeError(w http.ResponseWriter, err error) {
 	default:
 		ae = &apiError{status: http.StatusInternalServerError, typ: "server_error", message: err.Error()}
 	}
-	body := map[string]any{"message": ae.message, "type": ae.typ, "param": nilIfEmpty(ae.param), "code": nilIfEmpty(ae.code)}
-	writeJSON(w, ae.status, map[string]any{"error": body})
+	writeJSON(w, ae.status, openai.ErrorResponse{Error: openai.ErrorBody{Message: ae.message, Type: ae.typ,
+		Param: nilIfEmpty(ae.param), Code: nilIfEmpty(ae.code)}})
 }
 
-func nilIfEmpty(s string) any {
+func nilIfEmpty(s string) *string {
 	if s == "" {
 		return nil
 	}
-	return s
+	return &s
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

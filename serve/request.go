@@ -7,32 +7,29 @@ import (
 
 	"gorstar/engine"
 	"gorstar/internal/jsonerr"
+	"gorstar/openai"
 )
 
-// commonRequest holds the fields /v1/completions and /v1/chat/completions share. Unknown fields
-// are ignored, as OpenAI-compatible servers do (clients send many).
-type commonRequest struct {
-	Model          string          `json:"model"`
-	MaxTokens      *int            `json:"max_tokens"`
-	Temperature    *float64        `json:"temperature"`
-	TopP           *float64        `json:"top_p"`
-	TopK           *int            `json:"top_k"` // vLLM extension
-	N              *int            `json:"n"`
-	Stop           json.RawMessage `json:"stop"`
-	StopTokenIDs   []int32         `json:"stop_token_ids"` // vLLM extension
-	Seed           *int64          `json:"seed"`
-	Stream         bool            `json:"stream"`
-	IgnoreEOS      bool            `json:"ignore_eos"`       // vLLM extension
-	ReturnTokenIDs bool            `json:"return_token_ids"` // vLLM extension: token ids per choice
-	// ReturnTokensAsTokenIDs names each token of the logprobs "token_id:ID" (vLLM extension).
-	ReturnTokensAsTokenIDs bool `json:"return_tokens_as_token_ids"`
+// The request fields /v1/completions and /v1/chat/completions share are openai.SamplingParams,
+// the types the client sends. Unknown fields are ignored, as OpenAI-compatible servers do
+// (clients send many).
+
+// maxSkip bounds sampler_skip: more draws than any context holds tokens is a mistake.
+const maxSkip = 1 << 24
+
+// keepStop says the answer's text keeps the stop string that ended it.
+func keepStop(r *openai.SamplingParams) bool { return r.IncludeStopStrInOutput || r.NoStopTrim }
+
+// includeUsage says a stream ends with a usage chunk.
+func includeUsage(r *openai.SamplingParams) bool {
+	return r.StreamOptions != nil && r.StreamOptions.IncludeUsage
 }
 
 const maxN = 64
 
 // sampling converts the shared fields into engine settings. OpenAI's defaults: temperature 1,
 // top_p 1, n 1.
-func (r *commonRequest) sampling() (engine.Sampling, int, error) {
+func sampling(r *openai.SamplingParams) (engine.Sampling, int, error) {
 	s := engine.Sampling{Temperature: 1, TopP: 1}
 	if r.Temperature != nil {
 		s.Temperature = *r.Temperature
@@ -64,11 +61,21 @@ func (r *commonRequest) sampling() (engine.Sampling, int, error) {
 		seed := uint64(*r.Seed)
 		s.Seed = &seed
 	}
+	if r.SamplerSeed != nil {
+		seed := *r.SamplerSeed
+		s.Seed = &seed
+	}
+	if r.SamplerSkip != nil {
+		if *r.SamplerSkip < 0 || *r.SamplerSkip > maxSkip {
+			return s, 0, badRequest("sampler_skip", "sampler_skip must be between 0 and %d, got %d", maxSkip, *r.SamplerSkip)
+		}
+		s.SkipDraws = uint64(*r.SamplerSkip)
+	}
 	return s, n, nil
 }
 
 // stops parses "stop": null, a string, or a list of up to 4 strings (vLLM allows more; so do we).
-func (r *commonRequest) stops() ([]string, error) {
+func stops(r *openai.SamplingParams) ([]string, error) {
 	raw := bytes.TrimSpace(r.Stop)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
@@ -135,7 +142,7 @@ func parsePrompt(raw json.RawMessage) (texts []string, ids [][]int32, err error)
 // as a 400 that names the field and the JSON type it takes.
 func decodeBody(body []byte, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
-		msg, field := jsonerr.Describe(err, "commonRequest")
+		msg, field := jsonerr.Describe(err, "CompletionRequest", "SamplingParams")
 		if field == "" {
 			msg = "request body: " + msg
 		}

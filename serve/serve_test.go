@@ -429,18 +429,18 @@ func TestAssistantMessage(t *testing.T) {
 		call                  string
 	}{
 		{"<reason>plain answer", "<reason>plain answer", "stop", ""},
-		{"<reason>let me run it\n<tool_call>\n{\"name\": \"python\", \"arguments\": {\"code\": \"1+1\"}}\n</tool_call>", "<reason>let me run it", "tool_calls", `{"code":"1+1"}`},
+		{"<reason>let me run it\n<tool_call>\n{\"name\": \"python\", \"arguments\": {\"code\": \"1+1\"}}\n</tool_call>", "<reason>let me run it", "tool_calls", `{"code": "1+1"}`},
 		{"<tool_call>{\"name\": \"python\", \"arguments\": {}}</tool_call>", "", "tool_calls", `{}`},
 		{"<reason>x<tool_call>not json</tool_call>", "<reason>x<tool_call>not json</tool_call>", "stop", ""},
 	} {
 		msg, finish := s.assistantMessage(tc.text, "stop")
-		content, _ := msg["content"].(string)
+		content := msg.Content
 		if content != tc.content || finish != tc.finish {
 			t.Errorf("%q: content %q finish %q, want %q %q", tc.text, content, finish, tc.content, tc.finish)
 		}
 		if tc.call != "" {
-			fn := msg["tool_calls"].([]any)[0].(map[string]any)["function"].(map[string]any)
-			if fn["name"] != "python" || fn["arguments"] != tc.call {
+			fn := msg.ToolCalls[0].Function
+			if fn.Name != "python" || fn.Arguments != tc.call {
 				t.Errorf("%q: call %v", tc.text, fn)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"gorstar/chat"
 	"gorstar/engine"
+	"gorstar/openai"
 	"gorstar/tokenizer"
 )
 
@@ -129,9 +131,8 @@ func (s *Server) checkModel(name string) error {
 
 func (s *Server) models(w http.ResponseWriter, r *http.Request) error {
 	o := s.eng.Options()
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{map[string]any{
-		"id": s.opts.ModelName, "object": "model", "created": s.created, "owned_by": "gorstar",
-		"max_model_len": o.MaxContext,
+	writeJSON(w, http.StatusOK, openai.ModelList{Object: "list", Data: []openai.Model{{
+		ID: s.opts.ModelName, Object: "model", Created: s.created, OwnedBy: "gorstar", MaxModelLen: o.MaxContext,
 	}}})
 	return nil
 }
@@ -181,8 +182,9 @@ func (s *Server) generate(ctx context.Context, req engine.Request, n int) ([]cho
 }
 
 // text decodes a choice's tokens as the answer shows them: without control tokens, without the
-// stop token that ended it, and cut before the stop string that ended it.
-func (s *Server) text(c choice, stopTokens []int32) string {
+// stop token that ended it, and cut before the stop string that ended it unless keepStop
+// (include_stop_str_in_output), which cuts after it.
+func (s *Server) text(c choice, stopTokens []int32, keepStop bool) string {
 	ids := c.tokens
 	if c.finish == engine.FinishStop && c.stop == "" && len(ids) > 0 && containsID(stopTokens, ids[len(ids)-1]) {
 		ids = ids[:len(ids)-1]
@@ -190,10 +192,28 @@ func (s *Server) text(c choice, stopTokens []int32) string {
 	text := s.tok.DecodeSkipSpecial(ids)
 	if c.stop != "" {
 		if i := strings.Index(text, c.stop); i >= 0 {
+			if keepStop {
+				i += len(c.stop)
+			}
 			text = text[:i]
 		}
 	}
 	return text
+}
+
+// stopReason is vLLM's stop_reason of a choice: the stop string or the stop_token_ids id that
+// ended it; nil when it ended otherwise (the end-of-sequence token, the length).
+func stopReason(c choice, stopTokenIDs []int32) *openai.StopReason {
+	if c.finish != engine.FinishStop {
+		return nil
+	}
+	if c.stop != "" {
+		return &openai.StopReason{Text: c.stop}
+	}
+	if n := len(c.tokens); n > 0 && containsID(stopTokenIDs, c.tokens[n-1]) {
+		return &openai.StopReason{Token: c.tokens[n-1], IsToken: true}
+	}
+	return nil
 }
 
 func containsID(list []int32, id int32) bool {
@@ -218,6 +238,23 @@ func finishReason(f engine.FinishReason) string {
 	return "stop"
 }
 
-func usage(prompt, completion int) map[string]int {
-	return map[string]int{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+func usage(prompt, completion int) *openai.Usage {
+	return &openai.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// nonNil keeps an empty list a list on the wire (omitempty would drop it).
+func nonNil(ids []int32) []int32 {
+	if ids == nil {
+		return []int32{}
+	}
+	return ids
+}
+
+// weightVersion is the weight_version every answer carries, as a JSON string.
+func (s *Server) weightVersion() json.RawMessage {
+	_, v := s.weights.current()
+	raw, _ := json.Marshal(v)
+	return raw
 }

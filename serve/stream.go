@@ -5,10 +5,12 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"gorstar/engine"
+	"gorstar/openai"
 )
 
 // sseWriter writes server-sent events ("data: JSON\n\n") from several goroutines.
@@ -138,67 +140,92 @@ func (s *Server) streamSequences(r *http.Request, req engine.Request, n int, hol
 }
 
 func sseError(sse *sseWriter, err error) {
-	sse.send(map[string]any{"error": map[string]any{"message": err.Error(), "type": "server_error"}})
+	sse.send(openai.ErrorResponse{Error: openai.ErrorBody{Message: err.Error(), Type: "server_error"}})
 }
 
-func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, req engine.Request, n int, logprobs, asIDs bool) error {
+// usageChunk ends a stream whose request set stream_options.include_usage: no choices, the usage.
+func usageChunk(prompt int, completion *atomic.Int64) *openai.Usage {
+	return usage(prompt, int(completion.Load()))
+}
+
+func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, req engine.Request, n int, cr *openai.CompletionRequest) error {
 	id, created := newID("cmpl-"), time.Now().Unix()
 	sse := newSSE(w)
-	chunk := func(i int, text string, lp any, finish any) {
-		sse.send(map[string]any{"id": id, "object": "text_completion", "created": created, "model": s.opts.ModelName,
-			"choices": []any{map[string]any{"index": i, "text": text, "logprobs": lp, "finish_reason": finish}}})
+	chunk := func(ch openai.CompletionChoice) {
+		sse.send(openai.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: s.opts.ModelName,
+			Choices: []openai.CompletionChoice{ch}})
 	}
+	var generated atomic.Int64
 	s.streamSequences(r, req, n, "", sse,
-		func(i int, d string, ts *textStream) { chunk(i, d, nil, nil) },
+		func(i int, d string, ts *textStream) { chunk(openai.CompletionChoice{Index: i, Text: d}) },
 		func(i int, c choice, ts *textStream) {
-			var lp any
-			if logprobs {
-				lp = s.completionLogprobs(c, asIDs)
+			generated.Add(int64(len(c.tokens)))
+			ch := openai.CompletionChoice{Index: i, Text: ts.rest(s.text(c, req.StopTokens, keepStop(&cr.SamplingParams))),
+				FinishReason: ptr(finishReason(c.finish)), StopReason: stopReason(c, cr.StopTokenIDs)}
+			if cr.Logprobs != nil {
+				ch.Logprobs = s.completionLogprobs(c, cr.ReturnTokensAsTokenIDs)
 			}
-			chunk(i, ts.rest(s.text(c, req.StopTokens)), lp, finishReason(c.finish))
+			if cr.ReturnTokenIDs {
+				// The whole sequence's ids come with its last chunk: the text chunks before it
+				// hold back partial characters and stop strings, so they are not cut at tokens.
+				ch.TokenIDs, ch.PromptTokenIDs = nonNil(c.tokens), req.Prompt
+			}
+			chunk(ch)
 		})
+	if includeUsage(&cr.SamplingParams) {
+		sse.send(openai.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: s.opts.ModelName,
+			Choices: []openai.CompletionChoice{}, Usage: usageChunk(len(req.Prompt), &generated)})
+	}
 	sse.raw([]byte("[DONE]"))
 	return nil
 }
 
-func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, req engine.Request, n int, logprobs bool) error {
+func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, req engine.Request, n int, cr *chatRequest) error {
 	id, created := newID("chatcmpl-"), time.Now().Unix()
 	sse := newSSE(w)
-	chunk := func(i int, delta map[string]any, lp any, finish any) {
-		sse.send(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": s.opts.ModelName,
-			"choices": []any{map[string]any{"index": i, "delta": delta, "logprobs": lp, "finish_reason": finish}}})
+	chunk := func(ch openai.ChatChoice) {
+		sse.send(openai.ChatCompletionResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: s.opts.ModelName,
+			Choices: []openai.ChatChoice{ch}})
 	}
 	for i := range n {
-		chunk(i, map[string]any{"role": "assistant", "content": s.opts.Primer}, nil, nil)
+		chunk(openai.ChatChoice{Index: i, Delta: &openai.ChatDelta{Role: "assistant", Content: ptr(s.opts.Primer)}})
 	}
+	var generated atomic.Int64
 	s.streamSequences(r, req, n, "<tool_call>", sse,
-		func(i int, d string, ts *textStream) { chunk(i, map[string]any{"content": d}, nil, nil) },
+		func(i int, d string, ts *textStream) {
+			chunk(openai.ChatChoice{Index: i, Delta: &openai.ChatDelta{Content: ptr(d)}})
+		},
 		func(i int, c choice, ts *textStream) {
-			text := s.text(c, req.StopTokens)
+			generated.Add(int64(len(c.tokens)))
+			text := s.text(c, req.StopTokens, keepStop(&cr.SamplingParams))
 			msg, finish := s.assistantMessage(s.opts.Primer+text, finishReason(c.finish))
-			delta := map[string]any{}
-			if calls, ok := msg["tool_calls"]; ok {
-				delta["tool_calls"] = withIndex(calls.([]any))
-				if content, _ := msg["content"].(string); len(content) > len(s.opts.Primer)+ts.sent {
-					delta["content"] = content[len(s.opts.Primer)+ts.sent:]
+			delta := &openai.ChatDelta{}
+			if len(msg.ToolCalls) > 0 {
+				delta.ToolCalls = withIndex(msg.ToolCalls)
+				if len(msg.Content) > len(s.opts.Primer)+ts.sent {
+					delta.Content = ptr(msg.Content[len(s.opts.Primer)+ts.sent:])
 				}
 			} else if rest := ts.rest(text); rest != "" {
-				delta["content"] = rest
+				delta.Content = ptr(rest)
 			}
-			var lp any
-			if logprobs {
-				lp = s.chatLogprobs(c)
+			ch := openai.ChatChoice{Index: i, Delta: delta, FinishReason: &finish, StopReason: stopReason(c, cr.StopTokenIDs)}
+			if cr.Logprobs {
+				ch.Logprobs = s.chatLogprobs(c)
 			}
-			chunk(i, delta, lp, finish)
+			chunk(ch)
 		})
+	if includeUsage(&cr.SamplingParams) {
+		sse.send(openai.ChatCompletionResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: s.opts.ModelName,
+			Choices: []openai.ChatChoice{}, Usage: usageChunk(len(req.Prompt), &generated)})
+	}
 	sse.raw([]byte("[DONE]"))
 	return nil
 }
 
-// withIndex adds the "index" field stream deltas of tool calls carry.
-func withIndex(calls []any) []any {
-	for i, c := range calls {
-		c.(map[string]any)["index"] = i
+// withIndex numbers the tool calls of a stream delta.
+func withIndex(calls []openai.ToolCall) []openai.ToolCall {
+	for i := range calls {
+		calls[i].Index = ptr(i)
 	}
 	return calls
 }
