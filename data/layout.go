@@ -3,9 +3,7 @@ package data
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"gorstar/internal/usererr"
@@ -244,18 +242,15 @@ func numberAnswer(name string) func(map[string]json.RawMessage) string {
 	return func(r map[string]json.RawMessage) string { return answerText(r[name]) }
 }
 
-// answerText is a value as answer text: numbers in their shortest form (27.0 → 27, 0.5 → 0.5).
+// answerText is a value as answer text: JSON numbers through reward.NumberAnswer (27.0 → 27).
 func answerText(raw json.RawMessage) string {
 	s, ok := jsonText(raw)
 	if !ok {
 		return ""
 	}
 	if t := strings.TrimSpace(string(raw)); t != "" && (t[0] == '-' || t[0] >= '0' && t[0] <= '9') {
-		if f, err := strconv.ParseFloat(t, 64); err == nil && !math.IsInf(f, 0) {
-			if f == math.Trunc(f) && math.Abs(f) < 1e15 {
-				return strconv.FormatInt(int64(f), 10)
-			}
-			return strconv.FormatFloat(f, 'f', -1, 64)
+		if n, ok := reward.NumberAnswer(t); ok {
+			return n
 		}
 	}
 	return s
