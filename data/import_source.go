@@ -446,3 +446,7 @@ func problemFromArrow(arr arrow.Array, i int) string {
 		return text
 	}
 }
+
+// SourceName is the name rows of path get when nothing else names their set: the file's name, or
+// its folder's when the file is named for a split (aime24/test.jsonl → aime24).
+func SourceName(path string) string { return sourceName(path) }
