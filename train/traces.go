@@ -1,7 +1,6 @@
 package train
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -11,7 +10,7 @@ import (
 
 // The report shows a few trajectories per stage (a correct one, an incorrect one, one with a
 // failed tool call): the pipeline keeps them as it goes, in eval/<stage>.jsonl for each
-// evaluation and rl/traces/<stage>/step-NNNNNN.jsonl for the newest RL step of each stage.
+// evaluation and rl/traces/<stage>/step-NNNNNNNN.jsonl for the newest RL step of each stage.
 
 // writeEvalSamples keeps a varied few of an evaluation's samples, per set, for the report.
 func writeEvalSamples(path string, records []eval.Record) error {
@@ -42,8 +41,9 @@ func trajectoryOf(r eval.Record) rollout.Trajectory {
 
 // writeRLSamples keeps a varied few of one RL step's rollouts as the stage's newest step file,
 // removing the stage's older ones (a run keeps the latest only; the report shows no more).
-func writeRLSamples(tracesDir, stage string, step int, trajs []rollout.Trajectory) error {
-	dir := filepath.Join(tracesDir, stage)
+func writeRLSamples(l Layout, stage string, step int, trajs []rollout.Trajectory) error {
+	path := l.RLTraces(stage, step)
+	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -53,7 +53,6 @@ func writeRLSamples(tracesDir, stage string, step int, trajs []rollout.Trajector
 		t.PromptIDs, t.ResponseIDs, t.LossMask, t.LogProbs = nil, nil, nil, nil // the text is what the report shows
 		keep = append(keep, t)
 	}
-	path := filepath.Join(dir, fmt.Sprintf("step-%06d.jsonl", step))
 	if err := rollout.WriteJSONL(path, keep); err != nil {
 		return err
 	}

@@ -123,7 +123,7 @@ func (p *pipeline) runRL(ctx context.Context) error {
 		},
 		StageEnd: func(ctx context.Context, i int, name, dir string) error { return p.evalStageEnd(ctx, i) },
 		StepTrajectories: func(stage string, step int, trajs []rollout.Trajectory) error {
-			return writeRLSamples(p.lay.RLTracesDir(), stage, step, trajs)
+			return writeRLSamples(p.lay, stage, step, trajs)
 		},
 	}
 	res, err := rl.Run(ctx, o)
