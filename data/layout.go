@@ -257,21 +257,37 @@ func answerText(raw json.RawMessage) string {
 }
 
 // listAnswer reads OlympiadBench's final_answer: a list whose one element is the answer (its
-// math delimiters dropped); a longer list is a set answer, its elements joined by commas.
+// math delimiters dropped: "$69$,$84$" → "69,84"); a longer list is a set answer, its elements
+// joined by commas.
 func listAnswer(name string) func(map[string]json.RawMessage) string {
 	return func(r map[string]json.RawMessage) string {
 		var items []json.RawMessage
 		if json.Unmarshal(r[name], &items) != nil {
-			return strings.Trim(answerText(r[name]), "$ ")
+			return dropMathDelimiters(answerText(r[name]))
 		}
 		parts := make([]string, 0, len(items))
 		for _, it := range items {
-			if s := strings.Trim(answerText(it), "$ "); s != "" {
+			if s := dropMathDelimiters(answerText(it)); s != "" {
 				parts = append(parts, s)
 			}
 		}
 		return strings.Join(parts, ", ")
 	}
+}
+
+// dropMathDelimiters removes the $ that open and close math mode (not an escaped \$).
+func dropMathDelimiters(s string) string {
+	if !strings.Contains(s, "$") {
+		return strings.TrimSpace(s)
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '$' && (i == 0 || s[i-1] != '\\') {
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // olympiadProblem is OlympiadBench's question, after its shared context when a row has one.

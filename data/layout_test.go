@@ -31,7 +31,7 @@ func TestImportPublicLayouts(t *testing.T) {
 			`Compute $\dbinom{6}{2}$.`, "test/counting_and_probability/9001.json"},
 		{"minerva_math/test.jsonl", "minerva", []string{"100", "3.1e4"},
 			`A wave has frequency $50 \mathrm{~Hz}$ and wavelength $2 \mathrm{~m}$. Find its speed in m/s.`, ""},
-		{"olympiadbench/test.jsonl", "olympiadbench", []string{"8", "3, -3", "9"},
+		{"olympiadbench/test.jsonl", "olympiadbench", []string{"8", "3, -3", "9", "42,84"},
 			"Find the smallest positive integer $n$ with $n^2 > 50$.", "9001"},
 		{"svamp/test.jsonl", "svamp", []string{"36", "2.5"},
 			"There are 4 boxes with 9 crayons in each box. How many crayons are there in all?", "chal-9001"},
