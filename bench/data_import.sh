@@ -4,7 +4,45 @@
 # not grow with N: the run at N/10 is reported beside it to show that.
 #
 # usage: bench/data_import.sh [N] [WORKDIR]     (needs python3 and GNU time at /usr/bin/time)
+#
+# With --public FILE…: import each public evaluation file as published (no flags), grade every
+# row's own reference solution (MATH, MATH-500, Minerva: the worked solution; GSM8K: the rationale
+# with its "#### X" boxed) against the imported answer, and print per file the rows, the share
+# graded correct and the misses (graded.jsonl in WORKDIR, which $WORK sets, holds them all).
+#   bench/data_import.sh --public math500/test.jsonl math/test.jsonl gsm8k/test.jsonl minerva_math/test.jsonl
 set -euo pipefail
+if [ "${1:-}" = "--public" ]; then
+  shift
+  files=()
+  for f in "$@"; do files+=("$(realpath "$f")"); done
+  set -- "${files[@]}"
+  cd "$(dirname "$0")/.."
+  work=${WORK:-$(mktemp -d)}
+  mkdir -p "$work"
+  bin="$work/gorstar"
+  go build -o "$bin" .
+  for f in "$@"; do
+    name=$(basename "$(dirname "$f")")_$(basename "$f" | tr '.' '_')
+    "$bin" data import --in "$f" --out "$work/$name.parquet" --quiet >/dev/null
+    "$bin" data export --in "$work/$name.parquet" --out "$work/$name.jsonl" --quiet >/dev/null
+    python3 bench/reference_check.py "$work/$name.jsonl" "$work/$name.pairs.jsonl" 2>/dev/null
+    "$bin" reward grade --in "$work/$name.pairs.jsonl" --out "$work/$name.graded.jsonl" --quiet
+    python3 - "$f" "$work/$name.jsonl" "$work/$name.graded.jsonl" <<'PY'
+import json, sys
+path, imported, graded = sys.argv[1:]
+rows = [json.loads(l) for l in open(imported)]
+g = [json.loads(l) for l in open(graded)]
+ok = sum(r["correct"] for r in g)
+print(json.dumps({"file": path, "source": rows[0]["source"], "rows": len(rows), "with_solution": len(g),
+                  "correct": ok, "share": round(ok / max(len(g), 1), 4)}))
+for r in g:
+    if not r["correct"]:
+        print("  miss", r["id"], json.dumps(r["answer"]), "extracted", json.dumps(r["extracted"]), r["reason"])
+PY
+  done
+  echo "files kept in $work" >&2
+  exit 0
+fi
 cd "$(dirname "$0")/.."
 n=${1:-1000000}
 work=${2:-$(mktemp -d)}

@@ -24,11 +24,15 @@ func dataCommand() *cli.Command {
 					"), answer (" + strings.Join(data.DefaultAnswerFields, ", ") + "), id (" + strings.Join(data.DefaultIDFields, ", ") +
 					"; missing ids become a hash of the problem). A chat-shaped problem (a list of {role, content}) gives its last user turn. " +
 					"Dotted names reach into structs: --answer-col reward_model.ground_truth. Other columns go to meta. " +
-					"Rows without a problem or an answer are skipped and counted.",
+					"Rows without a problem or an answer are skipped and counted. " +
+					"Public evaluation sets are recognized by their columns (or named with --format): gsm8k (answer after ####), " +
+					"math and minerva (answer = last \\boxed{} of the solution), math500, olympiadbench (final_answer list), " +
+					"svamp and asdiv (problem = body + question; ASDiv units dropped), mawps, aime/amc (source from the URL).",
 				Flags: []cli.Flag{
 					&cli.StringSliceFlag{Name: "in", Usage: "input `PATH` (repeatable)", Required: true},
 					&cli.StringFlag{Name: "out", Usage: "output `OUT.parquet` (or .jsonl)", Required: true},
-					&cli.StringFlag{Name: "format", Value: "auto", Usage: "input format: auto, jsonl, parquet or verl"},
+					&cli.StringFlag{Name: "format", Value: "auto", Usage: "input format: auto, jsonl, parquet, verl, or a public evaluation layout: " + strings.Join(data.LayoutNames(), ", ")},
+					&cli.StringFlag{Name: "source", Usage: "source `NAME` for every row (default: the set's name, a source column, else the file or folder name)"},
 					&cli.StringFlag{Name: "problem-col", Usage: "field or column `C` holding the problem"},
 					&cli.StringFlag{Name: "answer-col", Usage: "field or column `C` holding the reference answer"},
 					&cli.StringFlag{Name: "id-col", Usage: "field or column `C` holding the id"},
@@ -109,6 +113,7 @@ func dataImport(c *cli.Context) error {
 		Inputs: c.StringSlice("in"),
 		Out:    c.String("out"),
 		Format: c.String("format"),
+		Source: c.String("source"),
 		Mapping: data.Mapping{
 			Problem: c.String("problem-col"),
 			Answer:  c.String("answer-col"),

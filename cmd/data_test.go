@@ -119,3 +119,35 @@ func dataTestWrite(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// The public evaluation layouts import with no flags; a file none fits is one line on stderr
+// naming its columns and the flags that map them, exit 1.
+func TestDataImportPublicLayouts(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "gsm8k.jsonl")
+	r := runCLI(t, "data", "import", "--in", "../data/testdata/public/gsm8k/test.jsonl", "--out", out, "--json")
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	if m := decodeJSON(t, r); m["rows"] != 3.0 {
+		t.Errorf("summary %v", m)
+	}
+	body, _ := os.ReadFile(out)
+	if !strings.Contains(string(body), `"answer":"1250","source":"gsm8k"`) {
+		t.Errorf("imported gsm8k:\n%s", body)
+	}
+	r = runCLI(t, "data", "import", "--in", "../data/testdata/public/math/test.jsonl", "--out", out, "--source", "hendrycks_math", "--json")
+	if body, _ := os.ReadFile(out); r.Code != 0 || !strings.Contains(string(body), `"answer":"\\frac{1}{2}","source":"hendrycks_math"`) {
+		t.Errorf("%+v\n%s", r, body)
+	}
+	bad := filepath.Join(dir, "odd.jsonl")
+	os.WriteFile(bad, []byte(`{"text": "2+2?", "gold": "4"}`+"\n"), 0o644)
+	r = runCLI(t, "data", "import", "--in", bad, "--out", filepath.Join(dir, "odd.parquet"))
+	if r.Code != 1 || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 ||
+		!strings.Contains(r.Stderr, "fields found: gold, text") || !strings.Contains(r.Stderr, "--format gsm8k|") {
+		t.Errorf("unmappable file: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "odd.parquet")); !os.IsNotExist(err) {
+		t.Error("an output was written for a file that did not import")
+	}
+}

@@ -21,7 +21,7 @@ func evalCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "endpoint", Usage: "OpenAI-compatible server `URL` (repeatable; instead of --model)"},
 			&cli.StringFlag{Name: "served-model", Usage: "with --endpoint: the model `NAME` the servers list"},
 			&cli.StringFlag{Name: "tokenizer", Usage: "with --endpoint: `DIR` holding the served model's tokenizer.json (token mode: ids in and out); without it, text mode: chat completions, the server's template and tool parser, its usage for token counts"},
-			&cli.StringFlag{Name: "data", Usage: "problems `FILE`: a problems table, verl/rStar2 Parquet or JSONL"},
+			&cli.StringSliceFlag{Name: "data", Usage: "problems `FILE`: a problems table, verl/rStar2 Parquet, JSONL or a public set as published; repeat it for several sets, one row each (default: [[eval.sets]])"},
 			&cli.StringFlag{Name: "out", Usage: "per-sample results `RESULTS.parquet` (RESULTS.md and RESULTS.manifest.json beside it)"},
 			&cli.IntFlag{Name: "samples", Usage: "samples per problem, k (default eval.samples)"},
 			&cli.Float64Flag{Name: "temperature", Usage: "sampling temperature (default eval.temperature)"},
@@ -66,7 +66,17 @@ func evalAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	eo.NoTool, eo.Data, eo.Out = c.Bool("no-tool"), c.String("data"), c.String("out")
+	eo.NoTool, eo.Out = c.Bool("no-tool"), c.String("out")
+	switch files := c.StringSlice("data"); len(files) {
+	case 0:
+	case 1:
+		eo.Data = files[0]
+	default:
+		eo.Eval.Sets = nil
+		for _, f := range files {
+			eo.Eval.Sets = append(eo.Eval.Sets, config.EvalSet{Data: f})
+		}
+	}
 	eo.Engine.KVTokens = c.Int("kv-tokens")
 	eo.Version = version
 	eo.Progress = progress.Options{Out: c.App.ErrWriter, Quiet: o.Quiet || o.JSON}
@@ -82,6 +92,10 @@ func evalAction(c *cli.Context) error {
 		100*res.AvgPass1, 100*res.RStar2.AvgPass1, res.NProblems, res.K, res.K, 100*res.PassAtK, res.K, 100*res.MajAtK)
 	fmt.Fprintf(w, "mean response tokens %.0f, tool calls per response %.2f; results in %s, %s, %s\n",
 		res.MeanResponseTokens, res.ToolCallsPerResponse, res.Out, res.Markdown, res.Manifest)
+	if len(res.Sets) > 1 {
+		fmt.Fprintln(w)
+		eval.WriteSetTable(w, res.Sets)
+	}
 	return nil
 }
 

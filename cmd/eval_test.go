@@ -194,3 +194,37 @@ func TestEvalBadInput(t *testing.T) {
 		})
 	}
 }
+
+// --data repeated evaluates the sets together: --json keeps the top-level fields (over all
+// problems) and adds one row per set; the config's [[eval.sets]] does the same without --data.
+func TestEvalSeveralSetsCLI(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "tiny")
+	if r := runCLI(t, "model", "init", "--out", model, "--preset", "tiny"); r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	gsm, amc := "../data/testdata/public/gsm8k/test.jsonl", "../data/testdata/public/amc23/test.jsonl"
+	common := []string{"eval", "--model", model, "--samples", "1", "--max-tokens", "16", "--json"}
+	cfg := filepath.Join(dir, "sets.toml")
+	if err := os.WriteFile(cfg, []byte("[[eval.sets]]\ndata = \""+gsm+"\"\n[[eval.sets]]\nname = \"amc\"\ndata = \""+amc+"\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		append(common, "--data", gsm, "--data", amc, "--out", filepath.Join(dir, "a.parquet")),
+		append([]string{"--config", cfg}, append(common, "--out", filepath.Join(dir, "b.parquet"))...),
+	} {
+		r := runCLI(t, args...)
+		if r.Code != 0 {
+			t.Fatalf("%v: %+v", args, r)
+		}
+		m := decodeJSON(t, r)
+		sets, _ := m["sets"].([]any)
+		if m["n_problems"] != 5.0 || len(sets) != 2 || m["avg_pass@1"] == nil || m["maj@k"] == nil {
+			t.Fatalf("%v: summary %v", args, m)
+		}
+		first, second := sets[0].(map[string]any), sets[1].(map[string]any)
+		if first["name"] != "gsm8k" || first["n_problems"] != 3.0 || second["n_problems"] != 2.0 || first["avg_pass@1_ci95"] == nil {
+			t.Errorf("%v: sets %v", args, sets)
+		}
+	}
+}

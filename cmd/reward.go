@@ -72,10 +72,11 @@ func rewardGrade(c *cli.Context) error {
 			return err
 		}
 	}
-	lines, err := readGradeLines(c.App.Reader, in, mode)
+	lines, bad, err := readGradeLines(c.App.Reader, in, mode)
 	if err != nil {
 		return err
 	}
+	reportBadLines(c.App.ErrWriter, bad) // even under --quiet or --json: rows were left out
 
 	bar := o.Progress(int64(len(lines)), "grade")
 	start := time.Now()
@@ -105,47 +106,70 @@ func rewardGrade(c *cli.Context) error {
 		if elapsed > 0 {
 			perS = float64(len(lines)) / elapsed.Seconds()
 		}
-		return printJSON(c, map[string]any{"n": len(lines), "correct": correct, "per_s": perS})
+		return printJSON(c, map[string]any{"n": len(lines), "correct": correct, "per_s": perS, "bad_lines": len(bad)})
 	}
 	if !o.Quiet {
-		fmt.Fprintf(c.App.ErrWriter, "reward: %d/%d correct (mode %s)\n", correct, len(lines), mode)
+		fmt.Fprintf(c.App.ErrWriter, "reward: %d/%d correct (mode %s)", correct, len(lines), mode)
+		if len(bad) > 0 {
+			fmt.Fprintf(c.App.ErrWriter, "; %d bad lines not graded", len(bad))
+		}
+		fmt.Fprintln(c.App.ErrWriter)
 	}
 	return nil
 }
 
-// readGradeLines reads and checks every line first, so a bad line fails the command before any
-// output is written.
+// readGradeLines reads every line. A line that is not a pair is reported in bad ("file:line:
+// what is wrong") and left out; the rest are graded. An input with no gradable line is an error
+// naming the first bad line, so a wrong file fails before any output is written.
 // A path of "-" reads stdin. An input without a line is an error, as for the data commands.
-func readGradeLines(stdin io.Reader, path string, mode reward.Mode) ([]*gradeLine, error) {
+func readGradeLines(stdin io.Reader, path string, mode reward.Mode) (lines []*gradeLine, bad []string, err error) {
 	src := stdin
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, usererr.New("reward grade: %v", err)
+			return nil, nil, usererr.New("reward grade: %v", err)
 		}
 		defer f.Close()
 		src = f
 	}
-	var lines []*gradeLine
 	r := bufio.NewReaderSize(src, 1<<20)
 	for n := 1; ; n++ {
 		raw, err := r.ReadBytes('\n')
 		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("read %s line %d: %w", path, n, err)
+			return nil, nil, fmt.Errorf("read %s line %d: %w", path, n, err)
 		}
 		if len(bytes.TrimSpace(raw)) > 0 {
 			l, perr := parseGradeLine(raw, mode)
 			if perr != nil {
-				return nil, usererr.New("%s:%d: %v", path, n, perr)
+				bad = append(bad, fmt.Sprintf("%s:%d: %v", path, n, perr))
+			} else {
+				lines = append(lines, l)
 			}
-			lines = append(lines, l)
 		}
 		if err == io.EOF {
-			if len(lines) == 0 {
-				return nil, usererr.New("%s: empty (no lines to grade)", path)
+			switch {
+			case len(lines) == 0 && len(bad) > 0:
+				more := ""
+				if len(bad) > 1 {
+					more = fmt.Sprintf(" (and %d more bad lines)", len(bad)-1)
+				}
+				return nil, nil, usererr.New("%s%s; no line to grade", bad[0], more)
+			case len(lines) == 0:
+				return nil, nil, usererr.New("%s: empty (no lines to grade)", path)
 			}
-			return lines, nil
+			return lines, bad, nil
 		}
+	}
+}
+
+// reportBadLines names the lines left out, five at most, one line each.
+func reportBadLines(w io.Writer, bad []string) {
+	for i, b := range bad {
+		if i == 5 {
+			fmt.Fprintf(w, "reward grade: %d more bad lines not graded\n", len(bad)-5)
+			return
+		}
+		fmt.Fprintf(w, "reward grade: not graded: %s\n", b)
 	}
 }
 
@@ -159,16 +183,25 @@ func parseGradeLine(raw []byte, mode reward.Mode) (*gradeLine, error) {
 		return nil, fmt.Errorf("invalid JSON: want an object, got null")
 	}
 	for _, f := range []struct {
-		name string
-		into *string
-	}{{"response", &l.response}, {"answer", &l.answer}} {
+		name    string
+		into    *string
+		numeric bool // a number is taken as its text (datasets store some answers as 27.0)
+	}{{"response", &l.response, false}, {"answer", &l.answer, true}} {
 		v, ok := l.fields[f.name]
 		if !ok {
 			return nil, fmt.Errorf("missing field %q", f.name)
 		}
-		if err := json.Unmarshal(v, f.into); err != nil {
-			return nil, fmt.Errorf("field %q: want a string, got %s", f.name, abbreviate(v))
+		if json.Unmarshal(v, f.into) == nil {
+			continue
 		}
+		if text, ok := reward.NumberAnswer(string(v)); ok && f.numeric {
+			*f.into = text
+			continue
+		}
+		if f.numeric {
+			return nil, fmt.Errorf("field %q: want a string or a number, got %s", f.name, abbreviate(v))
+		}
+		return nil, fmt.Errorf("field %q: want a string, got %s", f.name, abbreviate(v))
 	}
 	if v, ok := l.fields["truncated"]; ok {
 		if err := json.Unmarshal(v, &l.opts.Truncated); err != nil {

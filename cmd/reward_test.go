@@ -96,7 +96,8 @@ func TestRewardGradeUserErrors(t *testing.T) {
 		args  []string
 		want  string
 	}{
-		{[]string{`{"response": "a", "answer": "1"}`, `{"response": "a"`}, nil, "pairs.jsonl:2: invalid JSON"},
+		{[]string{`{"response": "a"`, `{"response": "a", "answer": {}}`}, nil, "pairs.jsonl:1: invalid JSON"},
+		{[]string{`{"response": "a", "answer": [1]}`}, nil, `pairs.jsonl:1: field "answer": want a string or a number, got [1]; no line to grade`},
 		{[]string{`{"response": "a"}`}, nil, `pairs.jsonl:1: missing field "answer"`},
 		{[]string{`{"answer": "1"}`}, nil, `pairs.jsonl:1: missing field "response"`},
 		{[]string{`{"response": 5, "answer": "1"}`}, nil, `pairs.jsonl:1: field "response": want a string`},
@@ -118,5 +119,37 @@ func TestRewardGradeUserErrors(t *testing.T) {
 		if r := runCLI(t, args...); r.Code != 1 {
 			t.Errorf("%v: %+v, want exit 1", args, r)
 		}
+	}
+}
+
+// A bad line is named with its line number and left out; the other lines are graded. Numeric
+// answers (27.0, as AMC23 and SVAMP store them) grade as numbers.
+func TestRewardGradeBadLinesAndNumbers(t *testing.T) {
+	in := writePairs(t,
+		`{"id": "a", "response": "\\boxed{27}", "answer": 27.0}`,
+		`{"id": "b", "response": "a"`,
+		`{"id": "c", "response": "\\boxed{2.5}", "answer": 2.5}`,
+		`{"id": "d", "answer": "1"}`,
+		`{"id": "e", "response": "\\boxed{3}", "answer": "4"}`,
+	)
+	out := filepath.Join(t.TempDir(), "graded.jsonl")
+	r := runCLI(t, "reward", "grade", "--in", in, "--out", out, "--json")
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	if m := decodeJSON(t, r); m["n"] != 3.0 || m["correct"] != 2.0 || m["bad_lines"] != 2.0 {
+		t.Errorf("summary %v, want 3 graded, 2 correct, 2 bad lines", m)
+	}
+	for _, want := range []string{"pairs.jsonl:2: invalid JSON", `pairs.jsonl:4: missing field "response"`} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr %q does not name %q", r.Stderr, want)
+		}
+	}
+	body, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(body), "\n"); got != 3 {
+		t.Errorf("%d output lines, want the 3 graded ones:\n%s", got, body)
 	}
 }

@@ -1,5 +1,7 @@
 package config
 
+import "fmt"
+
 // Eval configures evaluation: average pass@1 over Samples per problem.
 type Eval struct {
 	Samples     int     `toml:"samples" comment:"Samples per problem, k (rStar2: 16)."`
@@ -7,6 +9,15 @@ type Eval struct {
 	MaxTurns    int     `toml:"max_turns" comment:"Most assistant turns (rStar2: 30)."`
 	MaxTokens   int     `toml:"max_tokens" comment:"Response budget in tokens (rStar2: 30K)."`
 	Limit       int     `toml:"limit" comment:"Evaluate only the first N problems (0 = all)."`
+	// Sets are benchmarks evaluated together, one row each in the results (the paper's table).
+	Sets []EvalSet `toml:"sets" comment:"Benchmarks evaluated together, one row each ([[eval.sets]] name, data): gorstar eval without --data, and the held-out problems of gorstar train when data.eval is empty."`
+}
+
+// EvalSet is one benchmark: a name for its row and the file holding it (any layout data import
+// reads: a problems table, the public sets as published).
+type EvalSet struct {
+	Name string `toml:"name" comment:"The set's name in the results (default: the file's)."`
+	Data string `toml:"data" comment:"The set's problems file."`
 }
 
 func DefaultEval() Eval {
@@ -20,5 +31,20 @@ func (e Eval) Validate() error {
 		atLeast("eval.max_turns", e.MaxTurns, 1),
 		atLeast("eval.max_tokens", e.MaxTokens, 8),
 		atLeast("eval.limit", e.Limit, 0),
+		e.validateSets(),
 	)
+}
+
+func (e Eval) validateSets() error {
+	seen := map[string]bool{}
+	for i, s := range e.Sets {
+		if s.Data == "" {
+			return keyErrorf(fmt.Sprintf("eval.sets.%d.data", i), "the set's problems file is required")
+		}
+		if s.Name != "" && seen[s.Name] {
+			return keyErrorf(fmt.Sprintf("eval.sets.%d.name", i), "%q names two sets; set names must differ", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return nil
 }

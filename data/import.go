@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"gorstar/internal/progress"
 	"gorstar/internal/usererr"
@@ -13,8 +14,11 @@ import (
 type ImportOptions struct {
 	Inputs  []string
 	Out     string
-	Format  string // auto (default), jsonl, parquet or verl
+	Format  string // auto (default), jsonl, parquet, verl or a public layout (LayoutNames)
 	Mapping Mapping
+	// Source, when set, is every imported row's source (else the set's name, a source column or
+	// the file's name).
+	Source string
 	// Progress, when set, is advanced by one per input row.
 	Progress *progress.Bar
 }
@@ -41,7 +45,10 @@ func Import(ctx context.Context, opts ImportOptions) (ImportResult, error) {
 	switch opts.Format {
 	case "", "auto", "jsonl", "parquet", "verl":
 	default:
-		return res, usererr.New("data import: --format must be auto, jsonl, parquet or verl, got %q", opts.Format)
+		if layoutByName(opts.Format) == nil {
+			return res, usererr.New("data import: --format must be auto, jsonl, parquet, verl or one of %s, got %q",
+				strings.Join(LayoutNames(), ", "), opts.Format)
+		}
 	}
 	// Check every input before writing anything, so a typo in the last --in fails fast.
 	for _, in := range opts.Inputs {
@@ -98,6 +105,9 @@ func importFile(ctx context.Context, path string, opts ImportOptions, w *Problem
 			}
 			continue
 		}
+		if opts.Source != "" {
+			row.Source = opts.Source
+		}
 		if err := w.Write(row.Problem); err != nil {
 			return err
 		}
@@ -108,6 +118,16 @@ func importFile(ctx context.Context, path string, opts ImportOptions, w *Problem
 // openSource opens one input in the given format ("auto" decides by extension and content, and
 // treats a Parquet file with the verl columns like any other: the default names cover them).
 func openSource(ctx context.Context, path, format string, m Mapping) (rowSource, error) {
+	if l := layoutByName(format); l != nil {
+		return openLayoutSource(ctx, path, l)
+	}
+	// A public evaluation layout is recognized by its columns unless the user named columns.
+	if format != "verl" && m.Problem == "" && m.Answer == "" && !m.answerOptional {
+		src, err := openLayoutSource(ctx, path, nil)
+		if err != nil || src != nil {
+			return src, err
+		}
+	}
 	switch format {
 	case "jsonl":
 		return openJSONLSource(path, m)

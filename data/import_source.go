@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -28,9 +29,31 @@ type rowSource interface {
 	close() error
 }
 
-// sourceName is the default source of rows from path: its base name without extensions.
+// sourceName is the default source of rows from path: its base name without extensions, or,
+// when that names a split rather than a set (test.jsonl, train-00000-of-00001.parquet), the
+// nearest folder that does not (aime24/test.jsonl → aime24; math500/data/test-….parquet → math500).
 func sourceName(path string) string {
-	base := filepath.Base(path)
+	name := stripExtensions(filepath.Base(path))
+	if !isSplitName(name) {
+		return name
+	}
+	dir := filepath.Dir(path)
+	if abs, err := filepath.Abs(path); err == nil {
+		dir = filepath.Dir(abs)
+	}
+	for {
+		parent := filepath.Base(dir)
+		if parent == "." || parent == string(filepath.Separator) {
+			return name
+		}
+		if !isSplitName(parent) {
+			return parent
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+func stripExtensions(base string) string {
 	for {
 		ext := filepath.Ext(base)
 		if ext == "" || ext == base {
@@ -38,6 +61,18 @@ func sourceName(path string) string {
 		}
 		base = strings.TrimSuffix(base, ext)
 	}
+}
+
+// splitShard is the shard suffix Hugging Face gives Parquet files ("-00000-of-00001").
+var splitShard = regexp.MustCompile(`-\d+-of-\d+$`)
+
+// isSplitName reports whether a file or folder name names a split or a data folder, not a set.
+func isSplitName(name string) bool {
+	switch strings.ToLower(splitShard.ReplaceAllString(name, "")) {
+	case "test", "train", "validation", "valid", "val", "dev", "eval", "data", "default", "main", "full":
+		return true
+	}
+	return false
 }
 
 // jsonlSource maps JSONL objects; the field for each column is chosen from the first row.
@@ -84,7 +119,7 @@ func (s *jsonlSource) next() (importedRow, error) {
 	row := importedRow{}
 	problemRaw := lookupJSON(obj, s.fields.problem)
 	row.Problem.Problem = strings.TrimSpace(problemFromJSON(problemRaw))
-	row.Answer, _ = jsonText(lookupJSON(obj, s.fields.answer))
+	row.Answer = answerText(lookupJSON(obj, s.fields.answer))
 	row.Answer = strings.TrimSpace(row.Answer)
 	// id and source are optional: looked up in each row, since JSONL rows need not share keys.
 	used := [4]string{topLevel(s.fields.problem), topLevel(s.fields.answer)}
@@ -120,7 +155,7 @@ func (s *jsonlSource) resolve(obj map[string]json.RawMessage) error {
 		if f := pickField(cands, has); f != "" {
 			return f, nil
 		}
-		return "", usererr.New("%s: no %s field %s (fields found: %s)", s.lines.where(), col, quoteList(cands), fieldNames(obj))
+		return "", usererr.New("%s: no %s field %s (fields found: %s); map them with %s", s.lines.where(), col, quoteList(cands), fieldNames(obj), describeLayouts())
 	}
 	var err error
 	if s.fields.problem, err = required("problem", s.mapping.Problem, DefaultProblemFields); err != nil {
@@ -269,7 +304,7 @@ func (s *parquetSource) resolve(m Mapping, verl bool) error {
 		if f := pickField(cands, s.hasPath); f != "" {
 			return f, nil
 		}
-		return "", usererr.New("%s: no %s column %s (columns found: %s)", s.path, col, quoteList(cands), strings.Join(s.file.columnNames(), ", "))
+		return "", usererr.New("%s: no %s column %s (columns found: %s); map them with %s", s.path, col, quoteList(cands), strings.Join(s.file.columnNames(), ", "), describeLayouts())
 	}
 	var err error
 	if s.fields.problem, err = required("problem", m.Problem, problems); err != nil {
@@ -411,3 +446,7 @@ func problemFromArrow(arr arrow.Array, i int) string {
 		return text
 	}
 }
+
+// SourceName is the name rows of path get when nothing else names their set: the file's name, or
+// its folder's when the file is named for a split (aime24/test.jsonl → aime24).
+func SourceName(path string) string { return sourceName(path) }

@@ -184,7 +184,7 @@ func TestImportBadInput(t *testing.T) {
 		{"missing column", []string{pq}, "", Mapping{Answer: "final"}, `probs.parquet: no answer column "final" (columns found: id, problem, answer, source, meta)`},
 		{"verl format on plain table", []string{pq}, "verl", Mapping{}, `probs.parquet: no problem column "prompt" (columns found: id, problem, answer, source, meta)`},
 		{"missing nested column", []string{verlLike}, "", Mapping{Answer: "reward_model.answer"}, `no answer column "reward_model.answer"`},
-		{"bad format", []string{good}, "csv", Mapping{}, "--format must be auto, jsonl, parquet or verl"},
+		{"bad format", []string{good}, "csv", Mapping{}, "--format must be auto, jsonl, parquet, verl"},
 		{"jsonl format on parquet", []string{pq}, "jsonl", Mapping{}, "probs.parquet:1: invalid JSON"},
 	}
 	for _, tc := range cases {

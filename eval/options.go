@@ -18,7 +18,8 @@ type Options struct {
 	// Seed is the base of every sample's seed (rollout.SampleSeed(Seed, problem, sample)).
 	Seed uint64
 
-	// Data is the problems file: a problems table, a verl/rStar2 Parquet or a JSONL file.
+	// Data is the problems file: a problems table, a verl/rStar2 Parquet or a JSONL file. Without
+	// it, Eval.Sets are evaluated together, one row each in Result.Sets.
 	Data string
 	// Out is the per-sample results Parquet; RESULTS.md, RESULTS.manifest.json and, while the
 	// run is unfinished, RESULTS.partial.jsonl go beside it.
@@ -63,6 +64,8 @@ type Result struct {
 	// rStar2 release's leniencies, for comparison with published results.
 	Grading string  `json:"grading"`
 	RStar2  Metrics `json:"rstar2"`
+	// Sets has one row per evaluated set (one for a single file), the paper's table.
+	Sets []SetMetrics `json:"sets"`
 
 	Out      string `json:"out"`
 	Markdown string `json:"markdown"`

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"gorstar/chat"
+	"gorstar/config"
 	"gorstar/data"
 	"gorstar/exec"
 	"gorstar/internal/atomicfile"
@@ -38,11 +39,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := checkOptions(&o); err != nil {
 		return Result{}, err
 	}
-	problems, err := loadProblems(ctx, o.Data, o.Eval.Limit)
+	sets := o.evalSets()
+	problems, names, err := loadSets(ctx, sets, o.Eval.Limit)
 	if err != nil {
 		return Result{}, err
 	}
-	man, err := baseManifest(o, len(problems))
+	man, err := baseManifest(o, sets, len(problems))
 	if err != nil {
 		return Result{}, err
 	}
@@ -94,7 +96,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 
-	res := run.result(man)
+	res := run.result(man, sets, names)
 	if man.Mode == rollout.ModeText {
 		res.Warnings = append([]string{TextModeWarning}, res.Warnings...)
 	}
@@ -122,8 +124,8 @@ func checkOptions(o *Options) error {
 	switch {
 	case o.Eval.Limit < 0:
 		return usererr.New("eval: --limit must be ≥ 0, got %d", o.Eval.Limit)
-	case o.Data == "":
-		return usererr.New("eval: --data FILE is required (the problems to evaluate on)")
+	case o.Data == "" && len(o.Eval.Sets) == 0:
+		return usererr.New("eval: --data FILE is required (the problems to evaluate on; repeat it, or list [[eval.sets]], for several sets)")
 	case o.Out == "":
 		return usererr.New("eval: --out RESULTS.parquet is required")
 	case !strings.HasSuffix(o.Out, ".parquet"):
@@ -170,14 +172,15 @@ func checkSampling(o *Options) error {
 
 // baseManifest records the data, the sampler and the grading; the model's part comes when it is
 // opened.
-func baseManifest(o Options, problems int) (Manifest, error) {
-	hash, err := checkpoint.FileSHA256(o.Data)
+func baseManifest(o Options, sets []config.EvalSet, problems int) (Manifest, error) {
+	paths := dataPaths(sets)
+	hash, err := checkpoint.FileSHA256(paths...)
 	if err != nil {
 		return Manifest{}, err
 	}
 	return Manifest{
 		Manifest: rollout.Manifest{
-			Data: o.Data, DataSHA256: hash, Problems: problems,
+			Data: strings.Join(paths, ", "), DataSHA256: hash, Problems: problems,
 			Template: o.Template, ToolTextChars: o.ToolTextChars, ToolSessions: o.ToolSessions,
 			Samples: o.Eval.Samples, Temperature: o.Eval.Temperature, TopP: o.TopP,
 			MaxTokens: o.Eval.MaxTokens, MaxTurns: o.Eval.MaxTurns, Seed: o.Seed, SeedRule: rollout.SeedRule,
@@ -309,7 +312,7 @@ func (s *runState) failure(runErr error, partial string) error {
 }
 
 // result sorts the records and summarizes them under both gradings, with the warnings.
-func (s *runState) result(man Manifest) Result {
+func (s *runState) result(man Manifest, sets []config.EvalSet, names []string) Result {
 	slices.SortFunc(s.records, func(a, b Record) int {
 		if a.ProblemIndex != b.ProblemIndex {
 			return a.ProblemIndex - b.ProblemIndex
@@ -325,7 +328,9 @@ func (s *runState) result(man Manifest) Result {
 		lenient[i].Answer, lenient[i].Correct = r.ExtractedRStar2, r.CorrectRStar2
 	}
 	so := SummaryOptions{Normalize: reward.Canonical, Seed: s.o.Seed}
-	res := Result{Summary: Summarize(strict, so), Grading: "strict", RStar2: Summarize(lenient, so).Metrics}
+	ls := Summarize(lenient, so)
+	res := Result{Summary: Summarize(strict, so), Grading: "strict", RStar2: ls.Metrics}
+	res.Sets = setRows(sets, names, res.Summary, ls)
 	res.Warnings = append([]string{}, warnings(man, s.records)...)
 	return res
 }

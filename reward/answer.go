@@ -195,7 +195,16 @@ func listAnswer(pieces [][]token, kind, open, close string, bare bool, depth int
 		if item == nil {
 			return nil
 		}
+		// A ± element of a set or list stands for its two values: \{1\pm\sqrt5, -2\} has three
+		// elements. (Inside a set's piece, a bare set can only come from ±: commas split pieces.)
+		if kind == "set" && item.kind == "set" && item.bare && indexPlusMinus(p) >= 0 {
+			a.items = append(a.items, item.items...)
+			continue
+		}
 		a.items = append(a.items, item)
+	}
+	if len(a.items) > maxItems {
+		return nil
 	}
 	return a
 }

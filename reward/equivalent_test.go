@@ -442,6 +442,26 @@ var equivCases = []equivCase{
 	no(`\frac{1}{3\sqrt[3]{x}^2}`, `\frac{1}{3x^{1/3}}`, "a cube root in a denominator, other power"),
 	yes(`\begin{pmatrix}\frac{1}{3\sqrt[3]{x}^2}&0\\-\sin(x)&0\end{pmatrix}`, `\begin{pmatrix}\frac{1}{3x^{2/3}}&0\\-\sin(x)&0\end{pmatrix}`, "roots of variables inside a matrix"),
 	no(`\sqrt{x^2}`, "x", "the root of a square is |x|, not x"),
+	// ± inside a set or a bare list stands for its two elements (MATH-500 intermediate_algebra/2015).
+	yes(`-2, 1+\sqrt5, 1-\sqrt5`, `\{1\pm\sqrt{5},-2\}`, "± inside a reference set"),
+	yes(`\{1\pm\sqrt{5},-2\}`, `-2, 1+\sqrt5, 1-\sqrt5`, "± inside an answer set"),
+	yes(`1\pm\sqrt{5}, -2`, `-2, 1-\sqrt5, 1+\sqrt5`, "± inside a bare list"),
+	yes(`\frac{1\pm\sqrt{5}}{2}, 3`, `3, \frac{1+\sqrt5}{2}, \frac{1-\sqrt5}{2}`, "± deep inside a list element"),
+	no(`-2, 1+\sqrt5`, `\{1\pm\sqrt{5},-2\}`, "a ± element still needs both values"),
+	no(`\{1\pm\sqrt{5},-2\}`, `-2, 1+\sqrt5`, "a ± element is two values, answer side"),
+	no(`\{1\pm\sqrt{5},2\}`, `-2, 1+\sqrt5, 1-\sqrt5`, "the other element still counts"),
+	// An equation whose sides are past the exact bounds still equals itself, side by side.
+	yes(`i^{304}=1`, `i^{304}=1`, "an equation past the size limit against itself"),
+	yes(`1=i^{304}`, `i^{304}=1`, "the same equation written the other way round"),
+	no(`i^{304}=2`, `i^{304}=1`, "past the size limit, a different constant"),
+	no(`i^{305}=1`, `i^{304}=1`, "past the size limit, a different power"),
+	// A leading zero group is no thousands group, however the comma is written.
+	no("111", `0{,}111`, "0{,}111 is not the integer 111"),
+	no(`0{,}111`, "111", "0{,}111 is not the integer 111, as an answer"),
+	yes(`1{,}000`, "1,000", "{,} still separates thousands"),
+	yes("1000", `12{,}000 - 11{,}000`, "{,} thousands inside an expression"),
+	yes(`1{,}000{,}000`, "1000000", "{,} between several groups"),
+	no(`1{,}0000`, "10000", "{,} before four digits is no thousands separator"),
 	// The release's false positives: strict rejects them, rstar2 mode accepts them.
 	lenient("1", "100", "the release accepts ×100"),
 	lenient("100", "1", "the release accepts ÷100"),

@@ -215,3 +215,7 @@ func stripMath(s string) string {
 		s = t
 	}
 }
+
+// LastBox returns the content of the last \boxed{} (or \fbox{}) in s, the way graded responses
+// are read, so that a dataset's answer taken from a worked solution matches what Grade extracts.
+func LastBox(s string) (string, bool) { return lastBox(s) }

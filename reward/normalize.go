@@ -68,7 +68,7 @@ func normalize(s string) string {
 	s = unicodeReplacer.Replace(s)
 	s = degreeRE.ReplaceAllString(s, "")
 	s = rewriteCommands(s)
-	s = strings.ReplaceAll(s, "{,}", "")
+	s = latexThousands(s)
 	s = strings.TrimSpace(strings.ReplaceAll(s, "%", ""))
 	s = strings.ReplaceAll(s, "$", "")
 	s = stripUnitWords(s)
@@ -89,6 +89,47 @@ func markEllipses(s string) string {
 		return s
 	}
 	return ellipsisRE.ReplaceAllString(s, ` \dots `)
+}
+
+// latexThousands reads LaTeX's "{,}": between a digit group that does not start with 0 and
+// exactly three digits it separates thousands (12{,}000); elsewhere it is a comma (0{,}111 is not
+// 111).
+func latexThousands(s string) string {
+	if !strings.Contains(s, "{,}") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if !strings.HasPrefix(s[i:], "{,}") {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		start := i // the digit group before, earlier groups included
+		for start > 0 && (s[start-1] >= '0' && s[start-1] <= '9' || start >= 3 && s[start-3:start] == "{,}") {
+			if s[start-1] == '}' {
+				start -= 3
+			} else {
+				start--
+			}
+		}
+		after := s[i+3:]
+		group := len(after) >= 3 && isDigits(after[:3]) && (len(after) == 3 || after[3] < '0' || after[3] > '9')
+		if !group || start == i || s[start] == '0' {
+			b.WriteByte(',')
+		}
+		i += 3
+	}
+	return b.String()
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // thousandsBangRE matches a comma followed by a negative thin space, "11,\! 111": a thousands

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"gorstar/config"
+	"gorstar/rollout"
 )
 
 // Options are one RL run: the stage's sections of the configuration and its files.
@@ -39,6 +40,10 @@ type Options struct {
 	// error stops the run, the checkpoint kept. A resumed run does not call it again for a stage
 	// that ended before the resume.
 	StageEnd func(ctx context.Context, stage int, name, modelDir string) error `json:"-"`
+	// StepTrajectories, when set, receives each step's rollouts (before RoC) with the stage's
+	// name and the step number, after the update; the pipeline keeps a few for its report. An
+	// error stops the run.
+	StepTrajectories func(stage string, step int, trajs []rollout.Trajectory) error `json:"-"`
 }
 
 func (o Options) logf(format string, args ...any) {

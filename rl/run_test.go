@@ -3,8 +3,10 @@ package rl_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"gorstar/config"
@@ -12,6 +14,7 @@ import (
 	"gorstar/internal/testenv"
 	"gorstar/model"
 	"gorstar/rl"
+	"gorstar/rollout"
 )
 
 // A short two-stage run on a policy that sometimes answers right: every step logs its metrics,
@@ -25,12 +28,27 @@ func TestRunLogsStepsAndAgreesWithTheEngine(t *testing.T) {
 	o.RL.EvalEvery = 2
 	o.RL.HardOnlySamples, o.RL.HardOnlyPool = 2, 6
 	o.RL.Stages = append(o.RL.Stages, config.Stage{Name: "hard", Steps: 1, MaxResponseTokens: 32, MaxTurns: 2, HardOnly: true})
+	var handed []string // "stage:step:rollouts" per StepTrajectories call
+	o.StepTrajectories = func(stage string, step int, trajs []rollout.Trajectory) error {
+		handed = append(handed, fmt.Sprintf("%s:%d:%d", stage, step, len(trajs)))
+		return nil
+	}
 	res, err := rl.Run(context.Background(), o)
 	skipWithoutSandbox(t, err)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", res)
+	per := o.RL.PromptsPerStep * o.RL.Oversample * o.RL.GroupSize
+	var want []string
+	for _, st := range o.RL.Stages {
+		for range st.Steps {
+			want = append(want, fmt.Sprintf("%s:%d:%d", st.Name, len(want)+1, per))
+		}
+	}
+	if strings.Join(handed, " ") != strings.Join(want, " ") {
+		t.Errorf("StepTrajectories got %v, want %v (every step's rollouts before RoC)", handed, want)
+	}
 	if res.Steps != 6 || len(res.Stages) != 3 || res.Stages[0].Steps != 3 || res.Stages[1].Steps != 2 || res.Stages[2].Steps != 1 {
 		t.Errorf("result %+v, want 6 steps in stages of 3, 2 and 1", res)
 	}

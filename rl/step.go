@@ -51,6 +51,11 @@ func (t *trainer) runStep(ctx context.Context) error {
 	t.st.Drawn += c.PromptsPerStep
 	t.st.Step++
 	met.Step = t.st.Step
+	if t.o.StepTrajectories != nil {
+		if err := t.o.StepTrajectories(stage.Name, t.st.Step, trajs); err != nil {
+			return err
+		}
+	}
 	if err := t.pushWeights(ctx); err != nil { // before the evaluation and the next step roll out
 		return err
 	}

@@ -2,10 +2,12 @@ package train
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
 
+	"gorstar/config"
 	"gorstar/data"
 	"gorstar/internal/usererr"
 )
@@ -30,7 +32,28 @@ func (p *pipeline) dataStage() *stage {
 			s.inputs = append(s.inputs, input{path: f.path, key: f.key})
 		}
 	}
+	for i, set := range p.evalSets() {
+		s.inputs = append(s.inputs, input{path: set.Data, key: fmt.Sprintf("eval.sets.%d.data", i)})
+	}
 	return s
+}
+
+// evalSets are the benchmarks each stage is evaluated on when data.eval is empty and the config
+// lists [[eval.sets]]: their problems, together, are the held-out set.
+func (p *pipeline) evalSets() []config.EvalSet {
+	if p.cfg.Data.Eval != "" {
+		return nil
+	}
+	return p.cfg.Eval.Sets
+}
+
+// evalSetFiles lists the sets' files.
+func (p *pipeline) evalSetFiles() []string {
+	var files []string
+	for _, s := range p.evalSets() {
+		files = append(files, s.Data)
+	}
+	return files
 }
 
 func (p *pipeline) runData(ctx context.Context) error {
@@ -40,7 +63,11 @@ func (p *pipeline) runData(ctx context.Context) error {
 	}
 	trainSeed, evalSeed, sftSeed := p.synthSeeds()
 	if d.Eval != "" {
-		if err := p.importProblems(ctx, d.Eval, l.EvalData()); err != nil {
+		if err := p.importProblems(ctx, l.EvalData(), d.Eval); err != nil {
+			return err
+		}
+	} else if sets := p.evalSetFiles(); len(sets) > 0 {
+		if err := p.importProblems(ctx, l.EvalData(), sets...); err != nil {
 			return err
 		}
 	} else if err := p.synth(ctx, l.EvalData(), d.Synth.Eval, evalSeed, false, ""); err != nil {
@@ -49,7 +76,7 @@ func (p *pipeline) runData(ctx context.Context) error {
 	if d.Train != "" {
 		tmp := l.TrainData() + ".import.parquet"
 		defer os.Remove(tmp)
-		if err := p.importProblems(ctx, d.Train, tmp); err != nil {
+		if err := p.importProblems(ctx, tmp, d.Train); err != nil {
 			return err
 		}
 		res, err := data.Filter(ctx, data.FilterOptions{In: tmp, Out: l.TrainData(), Dedup: true,
@@ -69,13 +96,13 @@ func (p *pipeline) runData(ctx context.Context) error {
 	return checkDisjoint(l)
 }
 
-func (p *pipeline) importProblems(ctx context.Context, in, out string) error {
-	res, err := data.Import(ctx, data.ImportOptions{Inputs: []string{in}, Out: out})
+func (p *pipeline) importProblems(ctx context.Context, out string, in ...string) error {
+	res, err := data.Import(ctx, data.ImportOptions{Inputs: in, Out: out})
 	if err != nil {
 		return err
 	}
 	if res.Rows == 0 {
-		return usererr.New("%s: no problems (%d rows skipped)", in, res.Skipped)
+		return usererr.New("%s: no problems (%d rows skipped)", strings.Join(in, ", "), res.Skipped)
 	}
 	return nil
 }
@@ -138,6 +165,12 @@ func (p *pipeline) dataCommands() []StageCommand {
 	var cmds []StageCommand
 	if d.Eval != "" {
 		cmds = append(cmds, StageCommand{Stage: "data-eval", Args: append(g, "data", "import", "--in", d.Eval, "--out", l.EvalData())})
+	} else if sets := p.evalSetFiles(); len(sets) > 0 {
+		args := append(g, "data", "import")
+		for _, f := range sets {
+			args = append(args, "--in", f)
+		}
+		cmds = append(cmds, StageCommand{Stage: "data-eval", Args: append(args, "--out", l.EvalData())})
 	} else {
 		cmds = append(cmds, synth("data-eval", l.EvalData(), d.Synth.Eval, evalSeed))
 	}

@@ -29,15 +29,23 @@ func (p *pipeline) evalStageOf(after, modelDir, by string) *stage {
 		outputs: []string{l.EvalResults(after), md, manifest, partial, checkpoint.PartialManifest(partial), l.EvalSummary(after), l.EvalTraces(after)},
 		run:     func(ctx context.Context) error { return p.runEval(ctx, after, modelDir) },
 		commands: func() []StageCommand {
-			return []StageCommand{{Stage: evalStage(after), Args: append(p.gorstar(), "eval", "--model", modelDir,
-				"--data", l.EvalData(), "--out", l.EvalResults(after))}}
+			args := append(p.gorstar(), "eval", "--model", modelDir)
+			if len(p.evalSets()) == 0 { // else the config's [[eval.sets]]
+				args = append(args, "--data", l.EvalData())
+			}
+			return []StageCommand{{Stage: evalStage(after), Args: append(args, "--out", l.EvalResults(after))}}
 		}}
 }
 
 func (p *pipeline) runEval(ctx context.Context, after, modelDir string) error {
 	c := p.cfg
+	// With [[eval.sets]], each set is evaluated as itself, one row each; else the held-out table.
+	evalData := p.lay.EvalData()
+	if len(p.evalSets()) > 0 {
+		evalData = ""
+	}
 	res, err := eval.Run(ctx, eval.Options{Eval: c.Eval, TopP: c.Rollout.TopP, Seed: uint64(c.Run.Seed),
-		Data: p.lay.EvalData(), Out: p.lay.EvalResults(after), Model: modelDir,
+		Data: evalData, Out: p.lay.EvalResults(after), Model: modelDir,
 		Template: c.Rollout.Template, ToolTextChars: c.Rollout.ToolTextChars,
 		ToolSessions: c.Rollout.ToolSessions, Exec: c.Exec,
 		Engine: engine.Options{Seed: uint64(c.Run.Seed)}, Version: p.o.Version,
@@ -48,6 +56,9 @@ func (p *pipeline) runEval(ctx context.Context, after, modelDir string) error {
 	}
 	records, err := eval.ReadResults(res.Out)
 	if err != nil {
+		return err
+	}
+	if err := writeEvalSamples(p.lay.EvalTraces(after), records); err != nil {
 		return err
 	}
 	used := 0
@@ -61,7 +72,7 @@ func (p *pipeline) runEval(ctx context.Context, after, modelDir string) error {
 		rate = float64(used) / float64(len(records))
 	}
 	wall := p.trainingSeconds(after) + res.Seconds
-	s := EvalSummary{Stage: after, Summary: res.Summary, ToolUseRate: &rate, WallSeconds: &wall}
+	s := EvalSummary{Stage: after, Summary: res.Summary, ToolUseRate: &rate, WallSeconds: &wall, Sets: res.Sets}
 	js, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err

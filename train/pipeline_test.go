@@ -123,6 +123,21 @@ func TestTrainEveryStage(t *testing.T) {
 			t.Errorf("commands.sh has no line for %s", s)
 		}
 	}
+	// The report shows trajectories of every evaluation and RL stage, and one RL step file per stage.
+	page := string(mustRead(t, l.Report()))
+	if strings.Contains(page, "No trajectories yet") {
+		t.Error("report.html has no trajectories after a full run")
+	}
+	for _, want := range []string{"Held-out eval after sft", "Held-out eval after stage3", "RL rollouts, stage1", "RL rollouts, stage3"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	for _, st := range []string{"stage1", "stage2", "stage3"} {
+		if files, _ := filepath.Glob(filepath.Join(l.RLTracesDir(), st, "step-*.jsonl")); len(files) != 1 {
+			t.Errorf("rl/traces/%s holds %v, want the newest step's file", st, files)
+		}
+	}
 	var table bytes.Buffer
 	if err := WriteTable(&table, res); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,8 @@ type Report struct {
 	RLCharts  []reportChart
 	Absent    []string // charts with no data in this run
 	Evals     []EvalSummary
+	SetStages []EvalSummary // the evaluations over several benchmarks: a row per stage, a column per set
+	SetNames  []string      // the columns: the sets of the first such evaluation
 	Samples   []sampleGroup
 	Config    string // the resolved config.toml, when the run has one
 }
@@ -54,6 +56,16 @@ func BuildReport(dir string) (*Report, error) {
 	order := stagesInOrder(rlRows)
 	if r.Evals, err = readEvalSummaries(l.EvalDir(), order); err != nil {
 		return nil, err
+	}
+	for _, e := range r.Evals {
+		if len(e.Sets) > 1 {
+			if r.SetStages == nil {
+				for _, s := range e.Sets {
+					r.SetNames = append(r.SetNames, s.Name)
+				}
+			}
+			r.SetStages = append(r.SetStages, e)
+		}
 	}
 	if err := r.addSamples(l, order); err != nil {
 		return nil, err

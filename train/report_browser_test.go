@@ -70,13 +70,14 @@ func TestReportRendersInChromium(t *testing.T) {
 	}
 
 	shot := filepath.Join(t.TempDir(), "report.png")
-	_, stderr = runChromium(t, bin, page, "--screenshot="+shot, "--window-size=1200,2400")
+	// Tall enough to reach the charts below the evaluation tables (the fixture has the per-benchmark one).
+	_, stderr = runChromium(t, bin, page, "--screenshot="+shot, "--window-size=1200,3200")
 	if bad := consoleErrors.FindAllString(stderr, -1); len(bad) > 0 {
 		t.Errorf("console errors while rendering the report:\n%s", strings.Join(bad, "\n"))
 	}
 	img := readPNG(t, shot)
-	if b := img.Bounds(); b.Dx() != 1200 || b.Dy() != 2400 {
-		t.Errorf("screenshot is %v, want 1200×2400", b)
+	if b := img.Bounds(); b.Dx() != 1200 || b.Dy() != 3200 {
+		t.Errorf("screenshot is %v, want 1200×3200", b)
 	}
 	if colored := coloredShare(img); colored < 0.01 {
 		t.Errorf("only %.2f%% of the screenshot is coloured: the charts did not render", 100*colored)

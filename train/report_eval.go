@@ -23,6 +23,8 @@ type EvalSummary struct {
 	ToolUseRate *float64 `json:"tool_use_rate,omitempty"`
 	// WallSeconds is the stage's wall time: its training and this evaluation.
 	WallSeconds *float64 `json:"wall_s,omitempty"`
+	// Sets has one row per benchmark ([[eval.sets]]), the paper's table for this stage.
+	Sets []eval.SetMetrics `json:"sets,omitempty"`
 }
 
 // readEvalSummaries reads every eval/*.json of a run, ordered "sft" first, then the stages in the

@@ -73,6 +73,12 @@ details pre { background: #f9fafb; padding: 10px; font-size: 12px; overflow: aut
 <tr><th>stage</th><th>avg pass@1</th><th>problems × k</th><th>tool-use rate</th><th>failed tool calls</th><th>tool calls / response</th><th>mean response tokens</th><th>wall time</th></tr>
 {{range .Evals}}<tr><td>{{.Stage}}</td><td>{{pct .AvgPass1}}</td><td>{{.NProblems}} × {{.K}}</td><td>{{optPct .ToolUseRate}}</td><td>{{pct .FailedToolCallRate}}</td><td>{{f2 .ToolCallsPerResponse}}</td><td>{{f1 .MeanResponseTokens}}</td><td>{{optSec .WallSeconds}}</td></tr>
 {{end}}</table>
+{{if .SetStages}}<h3>Per benchmark</h3>
+<table class="evals">
+<tr><th>stage</th>{{range .SetNames}}<th>{{.}}</th>{{end}}</tr>
+{{range .SetStages}}<tr><td>{{.Stage}}</td>{{range .Sets}}<td>{{pct .AvgPass1}} <span class="muted">[{{pct (index .AvgPass1CI 0)}}, {{pct (index .AvgPass1CI 1)}}] · {{.NProblems}} × {{.K}}<br>pass@k {{pct .PassAtK}} · maj@k {{pct .MajAtK}} · {{f1 .MeanResponseTokens}} tokens · {{f2 .ToolCallsPerResponse}} calls</span></td>{{end}}</tr>
+{{end}}</table>
+<p class="muted">avg@k with its 95% bootstrap interval, problems × samples; pass@k, maj@k, mean response tokens and tool calls per response below.</p>{{end}}
 {{else}}<p class="muted">No evaluation yet (eval/*.json).</p>{{end}}
 
 <h2 id="sft">SFT</h2>

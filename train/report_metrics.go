@@ -54,9 +54,13 @@ var rlCharts = []chartSpec{
 		{Name: "entropy", Keys: []string{"entropy"}}}},
 	{ID: "rl-kl", Title: "Approximate KL to the rollout policy", YLabel: "nats per token", Series: []seriesSpec{
 		{Name: "approx KL", Keys: []string{"approx_kl", "kl"}}}},
-	{ID: "rl-time", Title: "Time per step", YLabel: "seconds", Series: []seriesSpec{
-		{Name: "rollout", Keys: []string{"rollout_s"}}, {Name: "tools", Keys: []string{"tools_s", "tool_s"}},
+	// Wall-clock phases apart from the tools' time: calls run side by side and overlap generation,
+	// so their seconds summed over calls can exceed the step's wall time and share no axis with it.
+	{ID: "rl-time", Title: "Time per step (wall clock)", YLabel: "seconds", Series: []seriesSpec{
+		{Name: "rollout", Keys: []string{"rollout_s"}},
 		{Name: "update", Keys: []string{"update_s"}}, {Name: "total", Keys: []string{"step_s"}}}},
+	{ID: "rl-tool-time", Title: "Tool time per step (summed over calls, overlapping generation)", YLabel: "call-seconds", Series: []seriesSpec{
+		{Name: "tools", Keys: []string{"tools_s", "tool_s"}}}},
 }
 
 // metricRow is one metrics.jsonl line: its stage, its position on the chart's x axis, and every

@@ -45,13 +45,22 @@ func TestReportOfAFixtureRun(t *testing.T) {
 		}
 	}
 	// The eval table lists the stages in the run's order.
-	rows := regexp.MustCompile(`<tr><td>([^<]+)</td><td>([0-9.]+)%`).FindAllStringSubmatch(page, -1)
+	first, _, _ := strings.Cut(page, "<h3>Per benchmark</h3>")
+	rows := regexp.MustCompile(`<tr><td>([^<]+)</td><td>([0-9.]+)%`).FindAllStringSubmatch(first, -1)
 	var got []string
 	for _, r := range rows {
 		got = append(got, r[1]+"="+r[2])
 	}
 	if want := "sft=21.0 stage1=38.0 stage2=55.0 stage3=72.0"; strings.Join(got, " ") != want {
 		t.Errorf("eval table rows %v, want %s", got, want)
+	}
+	// The per-benchmark table in the paper's layout: a row per stage, a column per set.
+	for _, want := range []string{"<h3>Per benchmark</h3>", "<tr><th>stage</th><th>aime24</th><th>math500</th></tr>",
+		`<tr><td>sft</td><td>21.0% <span class="muted">[16.0%, 26.0%] · 40 × 4<br>`,
+		`</td><td>82.0% <span class="muted">[77.0%, 87.0%] · 60 × 4<br>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
 	}
 	for _, want := range []string{`class="seg-tool_call"`, `class="seg-tool_response"`, `class="seg-answer"`,
 		`status-error`, "Held-out eval after stage3", "RL rollouts, stage3 (step-00000006.jsonl)"} {

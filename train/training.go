@@ -10,6 +10,7 @@ import (
 	"gorstar/internal/progress"
 	"gorstar/model"
 	"gorstar/rl"
+	"gorstar/rollout"
 	"gorstar/sft"
 )
 
@@ -121,6 +122,9 @@ func (p *pipeline) runRL(ctx context.Context) error {
 			}
 		},
 		StageEnd: func(ctx context.Context, i int, name, dir string) error { return p.evalStageEnd(ctx, i) },
+		StepTrajectories: func(stage string, step int, trajs []rollout.Trajectory) error {
+			return writeRLSamples(p.lay, stage, step, trajs)
+		},
 	}
 	res, err := rl.Run(ctx, o)
 	if err != nil {
