@@ -283,7 +283,7 @@ func (m *Model) NewDecoder(maxTokens, maxSeqs int) (*Decoder, error) {
 		d.kTiles = make([]kernels.Buf, T)
 	}
 	d.order, d.start = make([]int, 0, S), make([]int, S)
-	if T > kernels.FewRows {
+	if T > kernels.FewRows && m.Precision() == FP32 { // bf16 weights are read as they are
 		d.newPackedWeights()
 	}
 	return d, nil
@@ -329,6 +329,7 @@ func (d *Decoder) Step(in []DecodeInput) error {
 		}
 	}
 	d.layOut(in)
+	d.m.round()
 	d.ids.CopyFromI32(d.hostIDs[:T])
 	d.pos.CopyFromI32(d.hostPos[:T])
 	kernels.RoPETable(d.rope, d.pos, T, c.HeadDim, float32(c.RopeTheta))
