@@ -74,6 +74,7 @@ func modelCommand() *cli.Command {
 					&cli.IntFlag{Name: "steps", Value: 3, Usage: "timed steps (after one warm-up step)"},
 					&cli.IntFlag{Name: "repeat", Value: 1, Usage: "measure `N` times in turn and report medians (a shared machine's speed drifts): with --train SGEMM, the steps and SGEMM again; with --generate gorstar and PyTorch at each batch"},
 					&cli.IntFlag{Name: "recompute", Usage: "recompute the activations of the first `N` layers in backward (default model.recompute_layers)"},
+					&cli.StringFlag{Name: "dtype", Usage: "arithmetic of the linear layers, fp32 or bf16 (default model.dtype)"},
 					&cli.BoolFlag{Name: "compare-torch", Usage: "also run bench/qwen3_torch.py train-bench on the same shapes and threads"},
 					&cli.StringFlag{Name: "torch-script", Value: filepath.Join("bench", "qwen3_torch.py"), Usage: "the PyTorch reference `SCRIPT`"},
 					&cli.StringFlag{Name: "python", Value: "/usr/bin/python3", Usage: "Python interpreter with torch for --compare-torch"},
@@ -300,6 +301,9 @@ func modelBench(c *cli.Context) error {
 	if c.IsSet("recompute") {
 		m.Recompute = c.Int("recompute")
 	}
+	if err := setPrecision(c, o, m); err != nil {
+		return err
+	}
 	if err := firstErr(
 		inRange("--batch", batch, 1, 1<<16),
 		inRange("--seq", seq, 2, max(2, m.Config.MaxPositionEmbeddings)),
@@ -488,4 +492,17 @@ func torchBench(c *cli.Context, m *model.Model, name string, threads int, mode s
 		return 0, fmt.Errorf("%s %s: no tokens_per_s in its output %q", script, mode, out)
 	}
 	return res.TokensPerS, nil
+}
+
+// setPrecision applies --dtype, else model.dtype, to m.
+func setPrecision(c *cli.Context, o Options, m *model.Model) error {
+	dt := o.Config.Model.DType
+	if c.IsSet("dtype") {
+		dt = c.String("dtype")
+	}
+	p, err := model.ParsePrecision(dt)
+	if err != nil {
+		return usererr.New("--dtype: %v", err)
+	}
+	return m.SetPrecision(p)
 }

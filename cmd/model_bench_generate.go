@@ -93,6 +93,10 @@ func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, pr
 			cleanup()
 			return err
 		}
+		if err := setPrecision(c, o, m); err != nil {
+			cleanup()
+			return err
+		}
 		for _, b := range batches {
 			// With --repeat, the two sides take turns, so a drift of the machine's speed reaches both.
 			var runs, torchRuns []float64
