@@ -50,6 +50,18 @@ func modelCommand() *cli.Command {
 				Action:    modelInfo,
 			},
 			{
+				Name:      "convert",
+				Usage:     "rewrite a Hugging Face model directory with its weights in another dtype (bf16: half the bytes)",
+				UsageText: "gorstar model convert --in DIR --out DIR --dtype bf16|fp32 [--force]",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "in", Required: true, Usage: "model `DIR` to read"},
+					&cli.StringFlag{Name: "out", Required: true, Usage: "model `DIR` to write"},
+					&cli.StringFlag{Name: "dtype", Required: true, Usage: "weight dtype of --out: bf16 or fp32"},
+					&cli.BoolFlag{Name: "force", Usage: "replace --out if it already exists"},
+				},
+				Action: modelConvert,
+			},
+			{
 				Name:  "logprobs",
 				Usage: "log-probability of every token given the ones before it",
 				Flags: []cli.Flag{
@@ -505,4 +517,32 @@ func setPrecision(c *cli.Context, o Options, m *model.Model) error {
 		return usererr.New("--dtype: %v", err)
 	}
 	return m.SetPrecision(p)
+}
+
+func modelConvert(c *cli.Context) error {
+	o, err := globalOptions(c)
+	if err != nil {
+		return err
+	}
+	dtype, err := model.ConvertDType(c.String("dtype"))
+	if err != nil {
+		return err
+	}
+	in, out := c.String("in"), c.String("out")
+	if err := checkModelDir("--in", in); err != nil {
+		return err
+	}
+	if err := outpath.Dir("--out", out, c.Bool("force"), in); err != nil {
+		return err
+	}
+	if err := initKernels(o); err != nil {
+		return err
+	}
+	if err := model.Convert(in, out, dtype); err != nil {
+		return err
+	}
+	if !o.Quiet {
+		fmt.Fprintf(c.App.Writer, "wrote %s (%s weights)\n", out, dtype)
+	}
+	return nil
 }
