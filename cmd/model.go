@@ -46,8 +46,14 @@ func modelCommand() *cli.Command {
 				Name:      "info",
 				Usage:     "describe a model directory and check its tensors",
 				ArgsUsage: "DIR (or --model DIR)",
-				Flags:     []cli.Flag{&cli.StringFlag{Name: "model", Usage: "model `DIR` (instead of the argument)"}},
-				Action:    modelInfo,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "model", Usage: "model `DIR` (instead of the argument)"},
+					&cli.IntFlag{Name: "batch", Value: 8, Usage: "sequences per training step, for the memory estimate"},
+					&cli.IntFlag{Name: "seq", Value: 512, Usage: "tokens per sequence, for the memory estimate"},
+					&cli.IntFlag{Name: "recompute", Usage: "recomputed layers, for the memory estimate (default model.recompute_layers)"},
+					&cli.StringFlag{Name: "dtype", Usage: "fp32 or bf16, for the memory estimate (default model.dtype)"},
+				},
+				Action: modelInfo,
 			},
 			{
 				Name:      "convert",
@@ -175,6 +181,24 @@ func modelInfo(c *cli.Context) error {
 		return err
 	}
 	cfg := info.Config
+	dt := o.Config.Model.DType
+	if c.IsSet("dtype") {
+		dt = c.String("dtype")
+	}
+	prec, err := model.ParsePrecision(dt)
+	if err != nil {
+		return usererr.New("--dtype: %v", err)
+	}
+	batch, seq, recompute := c.Int("batch"), c.Int("seq"), o.Config.Model.RecomputeLayers
+	if c.IsSet("recompute") {
+		recompute = c.Int("recompute")
+	}
+	if err := firstErr(inRange("--batch", batch, 1, 1<<16), inRange("--seq", seq, 1, 1<<20),
+		inRange("--recompute", recompute, 0, cfg.NumHiddenLayers)); err != nil {
+		return usererr.New("model info: %v", err)
+	}
+	mem := cfg.StepMemory(prec, batch, seq, recompute, o.Config.Model.LossChunkTokens)
+	bytesPerParam := float64(info.FileBytes) / float64(max(info.NumParams, 1))
 	summary := map[string]any{
 		"dir": dir, "model_type": cfg.ModelType, "num_params": info.NumParams, "vocab_size": cfg.VocabSize,
 		"hidden_size": cfg.HiddenSize, "intermediate_size": cfg.IntermediateSize,
@@ -182,6 +206,8 @@ func modelInfo(c *cli.Context) error {
 		"num_key_value_heads": cfg.NumKeyValueHeads, "head_dim": cfg.HeadDim, "rope_theta": cfg.RopeTheta,
 		"rms_norm_eps": cfg.RMSNormEps, "tie_word_embeddings": cfg.TieWordEmbeddings,
 		"max_position_embeddings": cfg.MaxPositionEmbeddings, "dtypes": info.DTypes, "unused_tensors": info.Unused,
+		"file_bytes_per_param": bytesPerParam, "step_memory": mem,
+		"step": map[string]any{"batch": batch, "seq": seq, "recompute": recompute, "dtype": string(prec)},
 	}
 	if o.JSON {
 		return printJSON(c, summary)
@@ -189,6 +215,15 @@ func modelInfo(c *cli.Context) error {
 	fmt.Fprintf(c.App.Writer, "%s: %s, %d parameters (%v), vocab %d, hidden %d, %d layers, %d heads (%d kv, dim %d), mlp %d, tied %v\n",
 		dir, cfg.ModelType, info.NumParams, info.DTypes, cfg.VocabSize, cfg.HiddenSize, cfg.NumHiddenLayers,
 		cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.HeadDim, cfg.IntermediateSize, cfg.TieWordEmbeddings)
+	gib := func(b int64) string {
+		if b < 1<<30 {
+			return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+		}
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	}
+	fmt.Fprintf(c.App.Writer, "on disk %.2f bytes a parameter; a %s training step of %d × %d tokens (%d layers recomputed): weights %s, master %s, gradients %s, optimizer %s, activations %s, total %s\n",
+		bytesPerParam, prec, batch, seq, recompute, gib(mem.Weights), gib(mem.Master), gib(mem.Gradients), gib(mem.Optimizer),
+		gib(mem.Activations), gib(mem.Total))
 	return nil
 }
 

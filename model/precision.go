@@ -103,3 +103,41 @@ func (m *Model) round() {
 	kernels.ToBF16(m.low.all, m.Params.All, m.Params.Size)
 	m.low.version = m.version + 1
 }
+
+// StepMemory is the memory a training step takes, in bytes, by what holds it.
+type StepMemory struct {
+	Weights     int64 `json:"weights"`     // what the products read: fp32 parameters, or the bf16 copy
+	Master      int64 `json:"master"`      // the fp32 master weights of a bf16 model (0 in fp32: the weights are the master)
+	Gradients   int64 `json:"gradients"`   // fp32
+	Optimizer   int64 `json:"optimizer"`   // AdamW's two fp32 moments
+	Activations int64 `json:"activations"` // kept for backward at batch × seq tokens, and the logits of one loss chunk
+	Total       int64 `json:"total"`
+}
+
+// StepMemory estimates the memory of a training step of batch sequences of seq tokens with the
+// first recompute layers recomputed in backward and loss chunks of lossChunk tokens (0: the
+// model's default of about 32 M logits) at precision p. Activations stay fp32 at either precision.
+func (c Config) StepMemory(p Precision, batch, seq, recompute, lossChunk int) StepMemory {
+	params := c.NumParams()
+	tokens := int64(batch) * int64(seq)
+	qkv := int64(c.NumAttentionHeads+2*c.NumKeyValueHeads) * int64(c.HeadDim)
+	perTokenLayer := 12*int64(c.HiddenSize) + 4*int64(c.IntermediateSize) + 2*qkv // floats a layer keeps
+	kept := int64(c.NumHiddenLayers - min(recompute, c.NumHiddenLayers))
+	if recompute > 0 {
+		kept++ // the layer being recomputed
+	}
+	chunk := int64(lossChunk)
+	if chunk <= 0 {
+		chunk = max(1, (32<<20)/int64(c.VocabSize))
+	}
+	chunk = min(chunk, tokens)
+	m := StepMemory{Weights: 4 * params, Gradients: 4 * params, Optimizer: 8 * params}
+	if p == BF16 {
+		m.Weights, m.Master = 2*params, 4*params
+	}
+	// Residual stream per layer boundary, the gradient scratch of a layer, the logits of a chunk.
+	m.Activations = 4 * (tokens*perTokenLayer*kept + tokens*int64(c.HiddenSize)*int64(c.NumHiddenLayers+4) +
+		2*chunk*int64(c.VocabSize))
+	m.Total = m.Weights + m.Master + m.Gradients + m.Optimizer + m.Activations
+	return m
+}

@@ -257,3 +257,22 @@ func TestParsePrecision(t *testing.T) {
 		t.Error("ParsePrecision(fp16) accepted")
 	}
 }
+
+func TestStepMemory(t *testing.T) {
+	c, err := Preset("small", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	P := c.NumParams()
+	f, b := c.StepMemory(FP32, 8, 512, 0, 0), c.StepMemory(BF16, 8, 512, 0, 0)
+	if f.Weights != 4*P || f.Master != 0 || b.Weights != 2*P || b.Master != 4*P || f.Optimizer != 8*P || b.Gradients != 4*P {
+		t.Fatalf("fp32 %+v, bf16 %+v for %d parameters", f, b, P)
+	}
+	if f.Activations != b.Activations || b.Total != f.Total+2*P {
+		t.Fatalf("bf16 step %+v, fp32 %+v: want the same activations and 2 bytes a parameter more", b, f)
+	}
+	r := c.StepMemory(BF16, 8, 512, 4, 0)
+	if r.Activations >= b.Activations || c.StepMemory(BF16, 16, 512, 0, 0).Activations <= b.Activations {
+		t.Fatalf("activations: recompute 4 %d, none %d: want fewer with recomputation, more with a larger batch", r.Activations, b.Activations)
+	}
+}
