@@ -160,3 +160,31 @@ func LinearBackwardBF16(dx, dw, db, dy, x, w Buf, T, in, out int) {
 	}
 	C.gk_linear_backward_bf16(fp(dx), fp(dw), fp(db), fp(dy), fp(x), (*C.uint16_t)(w.p), C.int(T), C.int(in), C.int(out))
 }
+
+// PackedLinearBF16Words is the size, in 32-bit words, of the buffer PackLinearBF16 fills for a
+// bfloat16 [out,in] weight (allocate it with Alloc: a float32 buffer of that many elements).
+func PackedLinearBF16Words(in, out int) int {
+	dims("PackedLinearBF16Words", "in", in, "out", out)
+	return int(C.gk_linear_bf16_packed_words(C.int(in), C.int(out)))
+}
+
+// PackLinearBF16 lays the bfloat16 w[out,in] out in the bf16 GEMM's panel order in wp, once, for
+// many LinearForwardBF16Packed calls (a decoder's steps). Pack again after w changes.
+func PackLinearBF16(wp, w Buf, in, out int) {
+	dims("PackLinearBF16", "in", in, "out", out)
+	need("PackLinearBF16", "wp", wp, PackedLinearBF16Words(in, out), F32)
+	need("PackLinearBF16", "w", w, out*in, BF16)
+	C.gk_linear_bf16_pack((*C.uint32_t)(wp.p), (*C.uint16_t)(w.p), C.int(in), C.int(out))
+}
+
+// LinearForwardBF16Packed is LinearForwardBF16 with w also given packed (PackLinearBF16 of the same
+// w): the same bits, without packing w again.
+func LinearForwardBF16Packed(y, x, w, wp, b Buf, T, in, out int) {
+	dims("LinearForwardBF16Packed", "T", T, "in", in, "out", out)
+	need("LinearForwardBF16Packed", "y", y, T*out, F32)
+	need("LinearForwardBF16Packed", "x", x, T*in, F32)
+	need("LinearForwardBF16Packed", "w", w, out*in, BF16)
+	need("LinearForwardBF16Packed", "wp", wp, 16, F32) // the header; its sizes are checked in C
+	optional("LinearForwardBF16Packed", "b", b, out, F32)
+	C.gk_linear_forward_bf16_packed(fp(y), fp(x), (*C.uint16_t)(w.p), (*C.uint32_t)(wp.p), fp(b), C.int(T), C.int(in), C.int(out))
+}

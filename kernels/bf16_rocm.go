@@ -18,3 +18,7 @@ func LinearBackwardBF16(dx, dw, db, dy, x, w Buf, T, in, out int) { panic(noBF16
 func GEMMBF16(transA, transB bool, M, N, K int, alpha float32, A Buf, lda int, B Buf, ldb int, beta float32, C_ Buf, ldc int) {
 	panic(noBF16)
 }
+
+func PackedLinearBF16Words(in, out int) int                      { panic(noBF16) }
+func PackLinearBF16(wp, w Buf, in, out int)                      { panic(noBF16) }
+func LinearForwardBF16Packed(y, x, w, wp, b Buf, T, in, out int) { panic(noBF16) }

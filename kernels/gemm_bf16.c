@@ -248,6 +248,8 @@ typedef struct {
     int a_dt, b_dt, lda, ldb;
     float *C;
     int ldc;
+    const uint32_t *pre; /* op(B) already packed (gk_linear_bf16_pack), or NULL */
+    long pre_npad;       /* its columns, padded to NR */
 } gemm_args;
 
 /* Rows of A per packed block (panels of MR rows), as the SGEMM's: about 200 KB of L2. */
@@ -288,8 +290,11 @@ static void unit(const bkernel *k, const gemm_args *g, int m0, int m1, int n0, i
     for (int pc = 0; pc < g->K; pc += BKC) {
         const int kc = g->K - pc < BKC ? g->K - pc : BKC;
         const float beta = pc == 0 ? g->beta : 1.0f;
-        /* op(B)[k][n] is row n of Bᵀ: B's panels are Bᵀ's rows, transposed when B is not. */
-        pack(bpack, g->B, g->b_dt, g->ldb, !g->trans_b, n0, n1 - n0, pc, kc, k->nr, !k->dp);
+        if (g->pre) /* this slice's panels from column n0 on (slice pc starts pre_npad * pc words in) */
+            bpack = (void *)(g->pre + (size_t)g->pre_npad * pc * (k->dp ? 1 : 2) / 2 +
+                             (size_t)(n0 / k->nr) * panel_words(k, k->nr, kc));
+        else /* op(B)[k][n] is row n of Bᵀ: B's panels are Bᵀ's rows, transposed when B is not */
+            pack(bpack, g->B, g->b_dt, g->ldb, !g->trans_b, n0, n1 - n0, pc, kc, k->nr, !k->dp);
         for (int ic = m0; ic < m1; ic += MC) {
             const int mc = m1 - ic < MC ? m1 - ic : MC;
             pack(apack, g->A, g->a_dt, g->lda, g->trans_a, ic, mc, pc, kc, k->mr, !k->dp);
@@ -303,14 +308,16 @@ static void unit(const bkernel *k, const gemm_args *g, int m0, int m1, int n0, i
 static void gemm_f32_out(const bkernel *k, const gemm_args *g) {
     const int MR = k->mr, NR = k->nr, M = g->M, N = g->N;
     const int nt = (long)M * N * g->K < GK_SERIAL_WORK ? 1 : gk_threads();
+    const int want = g->pre ? 4 * nt : nt; /* packed B: column slices cost nothing extra */
     int nparts_n = (N + BNC_UNIT - 1) / BNC_UNIT;
     if (nparts_n >= nt) nparts_n = (nparts_n + nt - 1) / nt * nt;
     int ncu = ((N + nparts_n - 1) / nparts_n + NR - 1) / NR * NR;
     nparts_n = (N + ncu - 1) / ncu;
     const int mpanels = (M + MR - 1) / MR;
     int nparts_m = 1;
-    if (nparts_n < nt) nparts_m = (nt + nparts_n - 1) / nparts_n < mpanels ? (nt + nparts_n - 1) / nparts_n : mpanels;
-    while (nparts_n * nparts_m < nt && ncu > 4 * NR) {
+    if (nparts_n < want)
+        nparts_m = (want + nparts_n - 1) / nparts_n < mpanels ? (want + nparts_n - 1) / nparts_n : mpanels;
+    while (nparts_n * nparts_m < want && ncu > 4 * NR) {
         ncu = (ncu / 2 + NR - 1) / NR * NR;
         nparts_n = (N + ncu - 1) / ncu;
     }
@@ -335,7 +342,7 @@ void gk_gemm_bf16(int trans_a, int trans_b, int M, int N, int K, float alpha, co
     if (M <= 0 || N <= 0) return;
     if (!active_b_set) set_best();
     const bkernel k = active_b;
-    gemm_args g = {trans_a, trans_b, M, N, K, alpha, beta, A, B, a_dt, b_dt, lda, ldb, C, ldc};
+    gemm_args g = {trans_a, trans_b, M, N, K, alpha, beta, A, B, a_dt, b_dt, lda, ldb, C, ldc, NULL, 0};
     float *tmp = NULL;
     if (c_dt == GK_BF16) { /* fp32 sums, rounded once at the end */
         tmp = malloc(sizeof(float) * (size_t)M * N);
@@ -378,4 +385,65 @@ void gk_linear_backward_bf16(float *dx, float *dW, float *db, const float *dy, c
     if (dx) gk_gemm_bf16(0, 0, T, in, out, 1.0f, dy, GK_F32, out, W, GK_BF16, in, 1.0f, dx, GK_F32, in);
     if (dW) gk_gemm_bf16(1, 0, out, in, T, 1.0f, dy, GK_F32, out, x, GK_F32, in, 1.0f, dW, GK_F32, in);
     if (db) gk_linear_backward(NULL, NULL, db, dy, x, NULL, T, in, out);
+}
+
+/* ---- prepacked weights (decoding) ------------------------------------------------------------ */
+
+/* A header of PACKED_HEADER words (magic, kernel, sizes; 64 bytes keep the panels aligned), then
+ * Wᵀ as unit() packs it: for each BKC slice of K, every column's NR-wide panels. Tied to the kind
+ * of kernel that packed it (pairs for vdpbf16ps, widened floats otherwise) and its NR. */
+enum { PACKED_HEADER = 16, PACKED_MAGIC = 0x62667070 /* "bfpp" */ };
+
+static long packed_npad(const bkernel *k, int out) { return (long)(out + k->nr - 1) / k->nr * k->nr; }
+
+/* Words of slice pc's panels for npad columns: npad * kcp pairs, as words (dp) or two floats. */
+static size_t packed_slice_words(const bkernel *k, long npad, int kc) { return (size_t)npad * ((kc + 1) / 2) * (k->dp ? 1 : 2); }
+
+long gk_linear_bf16_packed_words(int in, int out) {
+    if (!active_b_set) set_best();
+    const long npad = packed_npad(&active_b, out);
+    long words = PACKED_HEADER;
+    for (int pc = 0; pc < in; pc += BKC) words += (long)packed_slice_words(&active_b, npad, in - pc < BKC ? in - pc : BKC);
+    return words;
+}
+
+void gk_linear_bf16_pack(uint32_t *Wp, const uint16_t *W, int in, int out) {
+    if (!active_b_set) set_best();
+    const bkernel *k = &active_b;
+    const long npad = packed_npad(k, out);
+    memset(Wp, 0, 4 * PACKED_HEADER);
+    Wp[0] = PACKED_MAGIC;
+    Wp[1] = (uint32_t)k->dp;
+    Wp[2] = (uint32_t)k->nr;
+    Wp[3] = (uint32_t)in;
+    Wp[4] = (uint32_t)out;
+    Wp[5] = BKC;
+    const int slices = (in + BKC - 1) / BKC;
+    GK_PARALLEL_FOR(gk_threads_if((long)in * out > 65536), for (int s = 0; s < slices; s++) {
+        const int pc = s * BKC, kc = in - pc < BKC ? in - pc : BKC;
+        /* slice pc starts after the full slices before it: npad * pc words as pairs (pc even) */
+        uint32_t *dst = Wp + PACKED_HEADER + (size_t)npad * pc * (k->dp ? 1 : 2) / 2;
+        pack(dst, W, GK_BF16, in, 0, 0, out, pc, kc, k->nr, !k->dp);
+    });
+}
+
+void gk_linear_forward_bf16_packed(float *y, const float *x, const uint16_t *W, const uint32_t *Wp, const float *b,
+                                   int T, int in, int out) {
+    if (!active_b_set) set_best();
+    const bkernel k = active_b;
+    if (Wp[0] != PACKED_MAGIC || (int)Wp[1] != k.dp || (int)Wp[2] != k.nr || (int)Wp[3] != in || (int)Wp[4] != out) {
+        gk_linear_forward_bf16(y, x, W, b, T, in, out); /* packed for another kernel (tests switch) */
+        return;
+    }
+    if (T <= 0 || out <= 0) return;
+    if (b)
+        GK_PARALLEL_FOR(gk_threads_if((long)T * out > 65536),
+                        for (int t = 0; t < T; t++) memcpy(y + (size_t)t * out, b, sizeof(float) * out););
+    gemm_args g = {0, 1, T, out, in, 1.0f, b ? 1.0f : 0.0f, x, W, GK_F32, GK_BF16, in, in, y, out,
+                   Wp + PACKED_HEADER, packed_npad(&k, out)};
+    if (in <= 0) {
+        gk_gemm_bf16(0, 1, T, out, in, 1.0f, x, GK_F32, in, W, GK_BF16, in, b ? 1.0f : 0.0f, y, GK_F32, out);
+        return;
+    }
+    gemm_f32_out(&k, &g);
 }

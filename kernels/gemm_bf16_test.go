@@ -302,3 +302,37 @@ func f32s(x []float64) []float32 {
 	}
 	return f
 }
+
+// Prepacked bf16 weights give LinearForwardBF16's bits at every row count, on every kernel (and a
+// weight packed under another kernel falls back to w).
+func TestLinearBF16PackedSameBits(t *testing.T) {
+	defer useGEMMBF16Kernel("")
+	r := rand.New(rand.NewPCG(46, 7))
+	const in, out = 600, 333 // two K slices, edge panels
+	x, w, b := rounded(randn(r, 40*in, 1)), randn(r, out*in, 0.1), rounded(randn(r, out, 1))
+	xb, wb, bb := buf(t, x), bufBF16(t, w), buf(t, b)
+	var other Buf
+	for ki, k := range gemmBF16Kernels() {
+		if err := useGEMMBF16Kernel(k); err != nil {
+			t.Fatal(err)
+		}
+		wp := Alloc(PackedLinearBF16Words(in, out))
+		t.Cleanup(wp.Free)
+		PackLinearBF16(wp, wb, in, out)
+		if ki == 0 {
+			other = wp
+		}
+		for _, T := range []int{1, 2, 5, 12, 13, 40} {
+			want, got, fallback := zeros(t, T*out), zeros(t, T*out), zeros(t, T*out)
+			LinearForwardBF16(want, xb, wb, bb, T, in, out)
+			LinearForwardBF16Packed(got, xb, wb, wp, bb, T, in, out)
+			LinearForwardBF16Packed(fallback, xb, wb, other, bb, T, in, out)
+			wv, gv, fv := read(want), read(got), read(fallback)
+			for i := range wv {
+				if gv[i] != wv[i] || fv[i] != wv[i] {
+					t.Fatalf("%s, %d rows: y[%d] packed %.9g, packed for %s %.9g, unpacked %.9g", k, T, i, gv[i], gemmBF16Kernels()[0], fv[i], wv[i])
+				}
+			}
+		}
+	}
+}

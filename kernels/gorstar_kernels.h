@@ -167,6 +167,14 @@ void gk_gemm_bf16(int trans_a, int trans_b, int M, int N, int K, float alpha, co
 void gk_linear_forward_bf16(float *y, const float *x, const uint16_t *W, const float *b, int T, int in, int out);
 void gk_linear_backward_bf16(float *dx, float *dW, float *db, const float *dy, const float *x, const uint16_t *W,
                              int T, int in, int out);
+/* bf16 weights prepared once for many gk_linear_forward_bf16 calls (decoding): Wp holds
+ * gk_linear_bf16_packed_words(in, out) 32-bit words filled by gk_linear_bf16_pack;
+ * gk_linear_forward_bf16_packed gives the same bits as gk_linear_forward_bf16 (it reads W when Wp
+ * was packed for another kernel). Pack again after W changes. */
+long gk_linear_bf16_packed_words(int in, int out);
+void gk_linear_bf16_pack(uint32_t *Wp, const uint16_t *W, int in, int out);
+void gk_linear_forward_bf16_packed(float *y, const float *x, const uint16_t *W, const uint32_t *Wp, const float *b,
+                                   int T, int in, int out);
 /* The name of the bf16 GEMM kernel in use ("bf16-avx512", or "f32-" and an SGEMM kernel's name). */
 const char *gk_gemm_bf16_kernel(void);
 
