@@ -499,8 +499,11 @@ func encodeText(dir, text string) ([]int32, error) {
 // and returns its tokens per second. Its BLAS and OpenMP get the same thread count, and
 // OMP_WAIT_POLICY=PASSIVE keeps idle OpenMP threads from starving OpenBLAS.
 func torchTrainBench(c *cli.Context, m *model.Model, name string, batch, seq, threads int) (float64, error) {
-	return torchBench(c, m, name, threads, "train-bench", "--batch", strconv.Itoa(batch), "--seq", strconv.Itoa(seq),
-		"--steps", strconv.Itoa(c.Int("steps")))
+	args := []string{"--batch", strconv.Itoa(batch), "--seq", strconv.Itoa(seq), "--steps", strconv.Itoa(c.Int("steps"))}
+	if m.Precision() == model.BF16 {
+		args = append(args, "--autocast-bf16") // PyTorch's CPU mixed precision against gorstar's bf16
+	}
+	return torchBench(c, m, name, threads, "train-bench", args...)
 }
 
 // torchBench runs one of the PyTorch reference's benchmark modes on the model and returns its
