@@ -438,8 +438,9 @@ def cmd_train_bench(args):
 
     def step(i):
         tokens = batches[i % len(batches)]
-        logits = forward(c, params, tokens[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, V), tokens[:, 1:].reshape(-1))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.autocast_bf16):
+            logits = forward(c, params, tokens[:, :-1])
+            loss = F.cross_entropy(logits.reshape(-1, V).float(), tokens[:, 1:].reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         if args.clip > 0:
@@ -492,7 +493,7 @@ def cmd_generate_bench(args):
         t2 = time.perf_counter()
         return t1 - t0, t2 - t1, torch.stack(out, 1)
 
-    with torch.no_grad():
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.autocast_bf16):
         for _ in range(args.warmup):
             run()
         prefill, decode, tokens = run()
@@ -564,6 +565,7 @@ def main(argv=None):
     sp.add_argument("--warmup", type=int, default=1)
     sp.add_argument("--lr", type=float, default=1e-4)
     sp.add_argument("--clip", type=float, default=1.0, help="global grad-norm clip (0: off)")
+    sp.add_argument("--autocast-bf16", action="store_true", help="CPU mixed precision: torch.autocast bf16")
     sp.set_defaults(fn=cmd_train_bench)
 
     sp = sub.add_parser("generate-bench", help="decoding tokens/s with a KV cache")
@@ -574,6 +576,7 @@ def main(argv=None):
     sp.add_argument("--threads", type=int, default=os.cpu_count())
     sp.add_argument("--temperature", type=float, default=0.0, help="0: greedy")
     sp.add_argument("--warmup", type=int, default=1, help="untimed full runs first")
+    sp.add_argument("--autocast-bf16", action="store_true", help="CPU mixed precision: torch.autocast bf16")
     sp.set_defaults(fn=cmd_generate_bench)
 
     sp = sub.add_parser("init", help="write a random-weight model directory")

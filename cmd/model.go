@@ -46,8 +46,26 @@ func modelCommand() *cli.Command {
 				Name:      "info",
 				Usage:     "describe a model directory and check its tensors",
 				ArgsUsage: "DIR (or --model DIR)",
-				Flags:     []cli.Flag{&cli.StringFlag{Name: "model", Usage: "model `DIR` (instead of the argument)"}},
-				Action:    modelInfo,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "model", Usage: "model `DIR` (instead of the argument)"},
+					&cli.IntFlag{Name: "batch", Value: 8, Usage: "sequences per training step, for the memory estimate"},
+					&cli.IntFlag{Name: "seq", Value: 512, Usage: "tokens per sequence, for the memory estimate"},
+					&cli.IntFlag{Name: "recompute", Usage: "recomputed layers, for the memory estimate (default model.recompute_layers)"},
+					&cli.StringFlag{Name: "dtype", Usage: "fp32 or bf16, for the memory estimate (default model.dtype)"},
+				},
+				Action: modelInfo,
+			},
+			{
+				Name:      "convert",
+				Usage:     "rewrite a Hugging Face model directory with its weights in another dtype (bf16: half the bytes)",
+				UsageText: "gorstar model convert --in DIR --out DIR --dtype bf16|fp32 [--force]",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "in", Required: true, Usage: "model `DIR` to read"},
+					&cli.StringFlag{Name: "out", Required: true, Usage: "model `DIR` to write"},
+					&cli.StringFlag{Name: "dtype", Required: true, Usage: "weight dtype of --out: bf16 or fp32"},
+					&cli.BoolFlag{Name: "force", Usage: "replace --out if it already exists"},
+				},
+				Action: modelConvert,
 			},
 			{
 				Name:  "logprobs",
@@ -74,6 +92,7 @@ func modelCommand() *cli.Command {
 					&cli.IntFlag{Name: "steps", Value: 3, Usage: "timed steps (after one warm-up step)"},
 					&cli.IntFlag{Name: "repeat", Value: 1, Usage: "measure `N` times in turn and report medians (a shared machine's speed drifts): with --train SGEMM, the steps and SGEMM again; with --generate gorstar and PyTorch at each batch"},
 					&cli.IntFlag{Name: "recompute", Usage: "recompute the activations of the first `N` layers in backward (default model.recompute_layers)"},
+					&cli.StringFlag{Name: "dtype", Usage: "arithmetic of the linear layers, fp32 or bf16 (default model.dtype)"},
 					&cli.BoolFlag{Name: "compare-torch", Usage: "also run bench/qwen3_torch.py train-bench on the same shapes and threads"},
 					&cli.StringFlag{Name: "torch-script", Value: filepath.Join("bench", "qwen3_torch.py"), Usage: "the PyTorch reference `SCRIPT`"},
 					&cli.StringFlag{Name: "python", Value: "/usr/bin/python3", Usage: "Python interpreter with torch for --compare-torch"},
@@ -162,6 +181,24 @@ func modelInfo(c *cli.Context) error {
 		return err
 	}
 	cfg := info.Config
+	dt := o.Config.Model.DType
+	if c.IsSet("dtype") {
+		dt = c.String("dtype")
+	}
+	prec, err := model.ParsePrecision(dt)
+	if err != nil {
+		return usererr.New("--dtype: %v", err)
+	}
+	batch, seq, recompute := c.Int("batch"), c.Int("seq"), o.Config.Model.RecomputeLayers
+	if c.IsSet("recompute") {
+		recompute = c.Int("recompute")
+	}
+	if err := firstErr(inRange("--batch", batch, 1, 1<<16), inRange("--seq", seq, 1, 1<<20),
+		inRange("--recompute", recompute, 0, cfg.NumHiddenLayers)); err != nil {
+		return usererr.New("model info: %v", err)
+	}
+	mem := cfg.StepMemory(prec, batch, seq, recompute, o.Config.Model.LossChunkTokens)
+	bytesPerParam := float64(info.FileBytes) / float64(max(info.NumParams, 1))
 	summary := map[string]any{
 		"dir": dir, "model_type": cfg.ModelType, "num_params": info.NumParams, "vocab_size": cfg.VocabSize,
 		"hidden_size": cfg.HiddenSize, "intermediate_size": cfg.IntermediateSize,
@@ -169,6 +206,8 @@ func modelInfo(c *cli.Context) error {
 		"num_key_value_heads": cfg.NumKeyValueHeads, "head_dim": cfg.HeadDim, "rope_theta": cfg.RopeTheta,
 		"rms_norm_eps": cfg.RMSNormEps, "tie_word_embeddings": cfg.TieWordEmbeddings,
 		"max_position_embeddings": cfg.MaxPositionEmbeddings, "dtypes": info.DTypes, "unused_tensors": info.Unused,
+		"file_bytes_per_param": bytesPerParam, "step_memory": mem,
+		"step": map[string]any{"batch": batch, "seq": seq, "recompute": recompute, "dtype": string(prec)},
 	}
 	if o.JSON {
 		return printJSON(c, summary)
@@ -176,6 +215,15 @@ func modelInfo(c *cli.Context) error {
 	fmt.Fprintf(c.App.Writer, "%s: %s, %d parameters (%v), vocab %d, hidden %d, %d layers, %d heads (%d kv, dim %d), mlp %d, tied %v\n",
 		dir, cfg.ModelType, info.NumParams, info.DTypes, cfg.VocabSize, cfg.HiddenSize, cfg.NumHiddenLayers,
 		cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.HeadDim, cfg.IntermediateSize, cfg.TieWordEmbeddings)
+	gib := func(b int64) string {
+		if b < 1<<30 {
+			return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+		}
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	}
+	fmt.Fprintf(c.App.Writer, "on disk %.2f bytes a parameter; a %s training step of %d × %d tokens (%d layers recomputed): weights %s, master %s, gradients %s, optimizer %s, activations %s, total %s\n",
+		bytesPerParam, prec, batch, seq, recompute, gib(mem.Weights), gib(mem.Master), gib(mem.Gradients), gib(mem.Optimizer),
+		gib(mem.Activations), gib(mem.Total))
 	return nil
 }
 
@@ -299,6 +347,9 @@ func modelBench(c *cli.Context) error {
 	m.Recompute, m.LossChunkTokens = o.Config.Model.RecomputeLayers, o.Config.Model.LossChunkTokens
 	if c.IsSet("recompute") {
 		m.Recompute = c.Int("recompute")
+	}
+	if err := setPrecision(c, o, m); err != nil {
+		return err
 	}
 	if err := firstErr(
 		inRange("--batch", batch, 1, 1<<16),
@@ -448,8 +499,11 @@ func encodeText(dir, text string) ([]int32, error) {
 // and returns its tokens per second. Its BLAS and OpenMP get the same thread count, and
 // OMP_WAIT_POLICY=PASSIVE keeps idle OpenMP threads from starving OpenBLAS.
 func torchTrainBench(c *cli.Context, m *model.Model, name string, batch, seq, threads int) (float64, error) {
-	return torchBench(c, m, name, threads, "train-bench", "--batch", strconv.Itoa(batch), "--seq", strconv.Itoa(seq),
-		"--steps", strconv.Itoa(c.Int("steps")))
+	args := []string{"--batch", strconv.Itoa(batch), "--seq", strconv.Itoa(seq), "--steps", strconv.Itoa(c.Int("steps"))}
+	if m.Precision() == model.BF16 {
+		args = append(args, "--autocast-bf16") // PyTorch's CPU mixed precision against gorstar's bf16
+	}
+	return torchBench(c, m, name, threads, "train-bench", args...)
 }
 
 // torchBench runs one of the PyTorch reference's benchmark modes on the model and returns its
@@ -488,4 +542,45 @@ func torchBench(c *cli.Context, m *model.Model, name string, threads int, mode s
 		return 0, fmt.Errorf("%s %s: no tokens_per_s in its output %q", script, mode, out)
 	}
 	return res.TokensPerS, nil
+}
+
+// setPrecision applies --dtype, else model.dtype, to m.
+func setPrecision(c *cli.Context, o Options, m *model.Model) error {
+	dt := o.Config.Model.DType
+	if c.IsSet("dtype") {
+		dt = c.String("dtype")
+	}
+	p, err := model.ParsePrecision(dt)
+	if err != nil {
+		return usererr.New("--dtype: %v", err)
+	}
+	return m.SetPrecision(p)
+}
+
+func modelConvert(c *cli.Context) error {
+	o, err := globalOptions(c)
+	if err != nil {
+		return err
+	}
+	dtype, err := model.ConvertDType(c.String("dtype"))
+	if err != nil {
+		return err
+	}
+	in, out := c.String("in"), c.String("out")
+	if err := checkModelDir("--in", in); err != nil {
+		return err
+	}
+	if err := outpath.Dir("--out", out, c.Bool("force"), in); err != nil {
+		return err
+	}
+	if err := initKernels(o); err != nil {
+		return err
+	}
+	if err := model.Convert(in, out, dtype); err != nil {
+		return err
+	}
+	if !o.Quiet {
+		fmt.Fprintf(c.App.Writer, "wrote %s (%s weights)\n", out, dtype)
+	}
+	return nil
 }

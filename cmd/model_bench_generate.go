@@ -93,6 +93,10 @@ func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, pr
 			cleanup()
 			return err
 		}
+		if err := setPrecision(c, o, m); err != nil {
+			cleanup()
+			return err
+		}
 		for _, b := range batches {
 			// With --repeat, the two sides take turns, so a drift of the machine's speed reaches both.
 			var runs, torchRuns []float64
@@ -108,7 +112,7 @@ func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, pr
 				bar.Add(1)
 				if dir != "" {
 					bar.Describe(fmt.Sprintf("%s batch %d: pytorch", name, b))
-					t, err := torchGenerateBench(c, python, script, dir, b, promptLen, newTokens, kernels.Threads())
+					t, err := torchGenerateBench(c, python, script, dir, b, promptLen, newTokens, kernels.Threads(), m.Precision())
 					if err != nil {
 						cleanup()
 						return err
@@ -220,10 +224,14 @@ func benchModel(name string, isDir bool, seed int64, wantDir bool) (*model.Model
 
 // torchGenerateBench runs the PyTorch reference's generate-bench on the same model, shapes and
 // threads and returns its tokens per second.
-func torchGenerateBench(c *cli.Context, python, script, dir string, batch, promptLen, newTokens, threads int) (float64, error) {
-	cmd := osexec.CommandContext(c.Context, python, script, "generate-bench", "--model", dir,
+func torchGenerateBench(c *cli.Context, python, script, dir string, batch, promptLen, newTokens, threads int, prec model.Precision) (float64, error) {
+	args := []string{script, "generate-bench", "--model", dir,
 		"--batch", strconv.Itoa(batch), "--prompt-len", strconv.Itoa(promptLen), "--new-tokens", strconv.Itoa(newTokens),
-		"--threads", strconv.Itoa(threads))
+		"--threads", strconv.Itoa(threads)}
+	if prec == model.BF16 {
+		args = append(args, "--autocast-bf16") // PyTorch's CPU mixed precision against gorstar's bf16
+	}
+	cmd := osexec.CommandContext(c.Context, python, args...)
 	n := strconv.Itoa(threads)
 	cmd.Env = append(os.Environ(), "OMP_WAIT_POLICY=PASSIVE", "OMP_NUM_THREADS="+n, "OPENBLAS_NUM_THREADS="+n, "MKL_NUM_THREADS="+n)
 	cmd.Stderr = c.App.ErrWriter

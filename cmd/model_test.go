@@ -137,6 +137,11 @@ func TestModelCommandBadInputs(t *testing.T) {
 		{[]string{"model", "logprobs", "--model", dir, "--ids", "[1]"}, "at least 2 tokens"},
 		{[]string{"model", "bench", "--preset", "tiny", "--model", dir}, "exactly one of --model and --preset"},
 		{[]string{"model", "bench", "--preset", "tiny", "--batch", "0"}, "--batch: must be in 1..65536, got 0"},
+		{[]string{"model", "bench", "--preset", "tiny", "--dtype", "fp16"}, `--dtype: precision "fp16": want fp32 or bf16`},
+		{[]string{"model", "info", dir, "--dtype", "int8"}, `--dtype: precision "int8"`},
+		{[]string{"model", "convert", "--in", dir, "--out", dir + "-b", "--dtype", "fp8"}, `--dtype "fp8": want fp32 or bf16`},
+		{[]string{"model", "convert", "--in", dir + "-missing", "--out", dir + "-b", "--dtype", "bf16"}, "-missing: no such directory"},
+		{[]string{"model", "convert", "--in", dir, "--out", dir, "--dtype", "bf16"}, "holds the input"},
 	} {
 		r := runCLI(t, tc.args...)
 		if r.Code != 1 || !strings.Contains(r.Stderr, tc.want) || strings.Count(r.Stderr, "\n") != 1 {
@@ -214,5 +219,21 @@ func TestModelBenchGenerateRuns(t *testing.T) {
 	}
 	if row := rows[0].(map[string]any); row["model"] != "tiny" || row["batch"] != 2.0 || row["tokens_per_s"].(float64) <= 0 {
 		t.Fatalf("bench row: %v", row)
+	}
+}
+
+// model convert writes a bf16 directory that model info reads at 2 bytes a parameter, and back.
+func TestModelConvert(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny")
+	if r := runCLI(t, "model", "init", "--out", dir, "--preset", "tiny"); r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	if r := runCLI(t, "model", "convert", "--in", dir, "--out", dir+"-bf16", "--dtype", "bf16"); r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	info := decodeJSON(t, runCLI(t, "model", "info", "--json", "--dtype", "bf16", dir+"-bf16"))
+	mem := info["step_memory"].(map[string]any)
+	if info["file_bytes_per_param"] != 2.0 || mem["master"].(float64) != 2*mem["weights"].(float64) {
+		t.Fatalf("model info of the bf16 copy: %v", info)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/internal/usererr"
+	"gorstar/model"
 	"gorstar/rl"
 )
 
@@ -55,7 +56,7 @@ func rlAction(c *cli.Context) error {
 	opts := rl.Options{Model: c.String("model"), Data: orDefault(c.String("data"), cfg.Data.Train),
 		EvalData: orDefault(c.String("eval-data"), cfg.Data.Eval), Out: c.String("out"), Resume: c.Bool("resume"),
 		RL: cfg.RL, Rollout: cfg.Rollout, Reward: cfg.Reward, Exec: cfg.Exec, Eval: cfg.Eval, Seed: uint64(o.Seed),
-		ServedModel: c.String("served-model")}
+		ServedModel: c.String("served-model"), Precision: model.Precision(cfg.Model.DType)}
 	total := 0
 	for _, s := range cfg.RL.Stages {
 		total += s.Steps

@@ -105,6 +105,7 @@ func sftRun(c *cli.Context) error {
 	res, err := sft.Run(c.Context, sft.Options{
 		Model: c.String("model"), Data: c.String("data"), EvalData: c.String("eval-data"), Out: c.String("out"),
 		Resume: c.Bool("resume"), Config: cfg, Template: o.Config.Rollout.Template, Seed: uint64(o.Seed),
+		Precision: model.Precision(o.Config.Model.DType),
 		Progress: func(p sft.Progress) {
 			if bar == nil {
 				bar = o.Progress(int64(p.Steps), "sft")

@@ -145,6 +145,39 @@ double gk_sum_squares(const float *x, size_t n);
 void gk_adamw(float *param, const float *grad, float *m, float *v, size_t n, float lr, float beta1,
               float beta2, float eps, float weight_decay, float grad_scale, int step);
 
+/* ---- bf16 (bf16.c, gemm_bf16.c) -------------------------------------------------------- */
+/* bf16 values are uint16_t: the top half of a float32's bits. Element types of mixed-dtype
+ * arguments: */
+enum { GK_F32 = 0, GK_BF16 = 1 };
+/* dst[i] = src[i] rounded to the nearest bf16, ties to even (NaN stays NaN, quiet); and back
+ * (exact). */
+void gk_bf16_from_f32(uint16_t *dst, const float *src, size_t n);
+void gk_bf16_to_f32(float *dst, const uint16_t *src, size_t n);
+/* C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C in bf16 arithmetic: every element of A and B
+ * (each stored as GK_F32 or GK_BF16, by a_dt and b_dt) rounded to bf16, products summed in fp32;
+ * C is GK_F32 or GK_BF16 (c_dt; a bf16 C is rounded once, at the end). The same bits for any thread
+ * count. CPUs with AVX-512 BF16 multiply with vdpbf16ps; others widen the bf16 values to fp32 in
+ * the packed panels and run the SGEMM microkernel, in the same order (the same bits but for
+ * subnormal values, which vdpbf16ps takes as zero). */
+void gk_gemm_bf16(int trans_a, int trans_b, int M, int N, int K, float alpha, const void *A, int a_dt, int lda,
+                  const void *B, int b_dt, int ldb, float beta, void *C, int c_dt, int ldc);
+/* gk_linear_forward and gk_linear_backward with the products in bf16 arithmetic (gk_gemm_bf16):
+ * W[out,in] is bf16; x, y, dy, dx, dW, b and db are fp32 (x and dy rounded to bf16 as they are packed;
+ * db summed in fp32). Every row of y gets the same bits whatever T is. */
+void gk_linear_forward_bf16(float *y, const float *x, const uint16_t *W, const float *b, int T, int in, int out);
+void gk_linear_backward_bf16(float *dx, float *dW, float *db, const float *dy, const float *x, const uint16_t *W,
+                             int T, int in, int out);
+/* bf16 weights prepared once for many gk_linear_forward_bf16 calls (decoding): Wp holds
+ * gk_linear_bf16_packed_words(in, out) 32-bit words filled by gk_linear_bf16_pack;
+ * gk_linear_forward_bf16_packed gives the same bits as gk_linear_forward_bf16 (it reads W when Wp
+ * was packed for another kernel). Pack again after W changes. */
+long gk_linear_bf16_packed_words(int in, int out);
+void gk_linear_bf16_pack(uint32_t *Wp, const uint16_t *W, int in, int out);
+void gk_linear_forward_bf16_packed(float *y, const float *x, const uint16_t *W, const uint32_t *Wp, const float *b,
+                                   int T, int in, int out);
+/* The name of the bf16 GEMM kernel in use ("bf16-avx512", or "f32-" and an SGEMM kernel's name). */
+const char *gk_gemm_bf16_kernel(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,15 +30,27 @@ import (
 type DType uint8
 
 const (
-	F32 DType = iota // float32
-	I32              // int32 (token ids, positions, targets)
+	F32  DType = iota // float32
+	I32               // int32 (token ids, positions, targets)
+	BF16              // bfloat16: the top 16 bits of a float32 (weights, GEMM operands)
 )
 
 func (d DType) String() string {
-	if d == I32 {
+	switch d {
+	case I32:
 		return "int32"
+	case BF16:
+		return "bfloat16"
 	}
 	return "float32"
+}
+
+// Size is the bytes of one element.
+func (d DType) Size() int {
+	if d == BF16 {
+		return 2
+	}
+	return 4
 }
 
 // Buf is a buffer on the backend's device: a pointer, a length in elements and a dtype. The zero
@@ -76,9 +88,9 @@ func alloc(n int, dt DType) Buf {
 	if n < 0 {
 		panic(fmt.Sprintf("kernels: alloc of %d elements", n))
 	}
-	p := C.gk_alloc(C.size_t(n) * 4)
+	p := C.gk_alloc(C.size_t(n) * C.size_t(dt.Size()))
 	if p == nil {
-		panic(fmt.Sprintf("kernels: alloc of %d elements (%d bytes): %s", n, 4*n, C.GoString(C.gk_last_error())))
+		panic(fmt.Sprintf("kernels: alloc of %d elements (%d bytes): %s", n, dt.Size()*n, C.GoString(C.gk_last_error())))
 	}
 	return Buf{p: p, n: n, dt: dt}
 }
@@ -114,13 +126,13 @@ func (b Buf) Slice(off, n int) Buf {
 	if off < 0 || n < 0 || off+n > b.n {
 		panic(fmt.Sprintf("kernels: Slice(%d, %d) of a buffer of %d elements", off, n, b.n))
 	}
-	return Buf{p: unsafe.Add(b.p, 4*off), n: n, dt: b.dt, view: true}
+	return Buf{p: unsafe.Add(b.p, b.dt.Size()*off), n: n, dt: b.dt, view: true}
 }
 
 // Zero sets every element to zero.
 func (b Buf) Zero() {
 	if b.n > 0 {
-		C.gk_memset_zero(b.p, C.size_t(4*b.n))
+		C.gk_memset_zero(b.p, C.size_t(b.dt.Size()*b.n))
 	}
 }
 
@@ -171,7 +183,7 @@ func Copy(dst, src Buf) {
 		panic(fmt.Sprintf("kernels: Copy of %d %s into %d %s", src.n, src.dt, dst.n, dst.dt))
 	}
 	if src.n > 0 {
-		C.gk_copy_device(dst.p, src.p, C.size_t(4*src.n))
+		C.gk_copy_device(dst.p, src.p, C.size_t(src.dt.Size()*src.n))
 	}
 }
 

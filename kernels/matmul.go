@@ -46,7 +46,13 @@ func cbool(b bool) C.int {
 }
 
 // LinearForward computes y[T,out] = x[T,in] * w[out,in]^T + b[out]; b may be the zero Buf.
+//
+// A bfloat16 w makes it a product in bfloat16 arithmetic (LinearForwardBF16).
 func LinearForward(y, x, w, b Buf, T, in, out int) {
+	if w.dt == BF16 {
+		LinearForwardBF16(y, x, w, b, T, in, out)
+		return
+	}
 	dims("LinearForward", "T", T, "in", in, "out", out)
 	need("LinearForward", "y", y, T*out, F32)
 	need("LinearForward", "x", x, T*in, F32)
@@ -121,8 +127,12 @@ func LinearForwardPackedMulti(x Buf, T, in int, ls ...Linear) {
 }
 
 // LinearBackward adds dx += dy*w, dw += dy^T*x and db += column sums of dy; any of dx, dw, db may
-// be the zero Buf.
+// be the zero Buf. A bfloat16 w makes it LinearBackwardBF16.
 func LinearBackward(dx, dw, db, dy, x, w Buf, T, in, out int) {
+	if w.dt == BF16 {
+		LinearBackwardBF16(dx, dw, db, dy, x, w, T, in, out)
+		return
+	}
 	dims("LinearBackward", "T", T, "in", in, "out", out)
 	optional("LinearBackward", "dx", dx, T*in, F32)
 	optional("LinearBackward", "dw", dw, out*in, F32)

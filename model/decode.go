@@ -204,8 +204,12 @@ type packedLayer struct{ q, k, v, o, gate, up, down kernels.Buf }
 // newPackedWeights allocates the packed copies (in d.all) and fills them.
 func (d *Decoder) newPackedWeights() {
 	d.packed = &packedWeights{layers: make([]packedLayer, d.m.Config.NumHiddenLayers)}
-	d.eachPacked(func(wp *kernels.Buf, _ kernels.Buf, in, out int) {
-		*wp = kernels.Alloc(kernels.PackedLinearFloats(in, out))
+	d.eachPacked(func(wp *kernels.Buf, w kernels.Buf, in, out int) {
+		n := kernels.PackedLinearFloats(in, out)
+		if w.DType() == kernels.BF16 {
+			n = kernels.PackedLinearBF16Words(in, out)
+		}
+		*wp = kernels.Alloc(n)
 		d.all = append(d.all, *wp)
 	})
 	d.repack()
@@ -213,7 +217,13 @@ func (d *Decoder) newPackedWeights() {
 
 // repack lays the model's current weights out again.
 func (d *Decoder) repack() {
-	d.eachPacked(func(wp *kernels.Buf, w kernels.Buf, in, out int) { kernels.PackLinear(*wp, w, in, out) })
+	d.eachPacked(func(wp *kernels.Buf, w kernels.Buf, in, out int) {
+		if w.DType() == kernels.BF16 {
+			kernels.PackLinearBF16(*wp, w, in, out)
+			return
+		}
+		kernels.PackLinear(*wp, w, in, out)
+	})
 	d.packed.version = d.m.version
 }
 
@@ -240,13 +250,17 @@ func linear(y, x, w, wp, b kernels.Buf, T, in, out int) {
 		kernels.LinearForward(y, x, w, b, T, in, out)
 		return
 	}
+	if w.DType() == kernels.BF16 {
+		kernels.LinearForwardBF16Packed(y, x, w, wp, b, T, in, out)
+		return
+	}
 	kernels.LinearForwardPacked(y, x, w, wp, b, T, in, out)
 }
 
 // linears is linear for several weights of one input x[T,in] (q, k and v; gate and up): in one
 // kernel call when the decoder keeps their packed copies.
 func linears(x kernels.Buf, T, in int, ls ...kernels.Linear) {
-	if !slices.ContainsFunc(ls, func(l kernels.Linear) bool { return l.WP.IsNil() }) {
+	if !slices.ContainsFunc(ls, func(l kernels.Linear) bool { return l.WP.IsNil() || l.W.DType() == kernels.BF16 }) {
 		kernels.LinearForwardPackedMulti(x, T, in, ls...)
 		return
 	}
@@ -283,7 +297,7 @@ func (m *Model) NewDecoder(maxTokens, maxSeqs int) (*Decoder, error) {
 		d.kTiles = make([]kernels.Buf, T)
 	}
 	d.order, d.start = make([]int, 0, S), make([]int, S)
-	if T > kernels.FewRows {
+	if T > kernels.FewRows || m.Precision() == BF16 { // bf16 products pack W at every row count
 		d.newPackedWeights()
 	}
 	return d, nil
@@ -329,6 +343,7 @@ func (d *Decoder) Step(in []DecodeInput) error {
 		}
 	}
 	d.layOut(in)
+	d.m.round()
 	d.ids.CopyFromI32(d.hostIDs[:T])
 	d.pos.CopyFromI32(d.hostPos[:T])
 	kernels.RoPETable(d.rope, d.pos, T, c.HeadDim, float32(c.RopeTheta))

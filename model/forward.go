@@ -182,6 +182,7 @@ func (m *Model) Forward(b *Batch) (*Result, error) {
 	}
 	a := m.activationsFor(b.B, b.L)
 	a.load(b)
+	m.round()
 	m.forwardLayers(a)
 	loss := m.lossHead(a, false)
 	return a.result(loss), nil
@@ -222,6 +223,7 @@ func (m *Model) ForwardBackward(b *Batch) (*Result, error) {
 	}
 	a := m.activationsFor(b.B, b.L)
 	a.load(b)
+	m.round()
 	m.forwardLayers(a)
 	loss := m.lossHead(a, true)
 	m.backwardLayers(a)
@@ -278,5 +280,9 @@ func (m *Model) layerForward(i int, a *activations) {
 // matmulInto sets dx[T,in] = dy[T,out]·W[out,in] + beta·dx: the input gradient of a linear layer,
 // written rather than added when beta is 0 so the buffer needs no zeroing first.
 func matmulInto(dx, dy, W kernels.Buf, T, in, out int, beta float32) {
+	if W.DType() == kernels.BF16 { // a bf16 model's weights: the product in bf16 arithmetic
+		kernels.GEMMBF16(false, false, T, in, out, 1, dy, out, W, in, beta, dx, in)
+		return
+	}
 	kernels.SGEMM(false, false, T, in, out, 1, dy, out, W, in, beta, dx, in)
 }

@@ -13,6 +13,7 @@ type Info struct {
 	Config    Config
 	NumParams int64
 	DTypes    []string // the weight dtypes found, sorted
+	FileBytes int64    // bytes of the architecture's tensors in the files
 	Unused    int      // tensors in the files the architecture does not use
 }
 
@@ -43,6 +44,7 @@ func Inspect(dir string) (Info, error) {
 			return Info{}, usererr.New("%s: tensor %s has shape %v, want %v", dir, t.name, ti.Shape, t.shape)
 		}
 		dtypes[string(ti.DType)] = true
+		info.FileBytes += ti.End - ti.Begin
 		used[t.name] = true
 	}
 	for _, n := range set.Names() {

@@ -37,6 +37,7 @@ type Model struct {
 
 	w, g weights
 	act  *activations
+	low  *lowPrecision // the bfloat16 weights of a bf16 model (SetPrecision), else nil
 
 	// version counts changes of the weights (WeightsChanged); decoders re-derive what they
 	// precomputed from them when it moves.
@@ -72,6 +73,10 @@ func newEmpty(c Config) *Model {
 // Close frees every device buffer the model holds.
 func (m *Model) Close() {
 	m.freeActivations()
+	if m.low != nil {
+		m.low.all.Free()
+		m.low = nil
+	}
 	m.Params.Free()
 	m.Grads.Free()
 	m.Params, m.Grads = nil, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"gorstar/config"
+	"gorstar/model"
 	"gorstar/rollout"
 )
 
@@ -23,6 +24,9 @@ type Options struct {
 	Exec    config.Exec
 	Eval    config.Eval // held-out accuracy: samples, temperature, turns, budget, limit
 	Seed    uint64
+	// Precision is the arithmetic of the policy's linear layers, trainer and rollout engine alike
+	// (config model.dtype; "" = fp32).
+	Precision model.Precision
 	// ServedModel is the model id the servers of Rollout.Endpoints list, sent with every request
 	// (empty: each server's only model). The servers must serve Model's architecture: they load the
 	// trainer's weights before the first step and after every update.

@@ -88,6 +88,9 @@ func (t *trainer) loadPolicy() error {
 		return err
 	}
 	t.closer = append(t.closer, func() { t.opt.Close() })
+	if err := t.m.SetPrecision(t.o.Precision); err != nil { // before the engine: it decodes with the same kernels
+		return err
+	}
 	t.rng = rand.New(t.pcg)
 	if tok.VocabSize() > t.m.Config.VocabSize {
 		return usererr.New("%s: the tokenizer has %d tokens, more than the model's vocab_size %d", t.o.Model, tok.VocabSize(), t.m.Config.VocabSize)

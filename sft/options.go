@@ -1,6 +1,9 @@
 package sft
 
-import "gorstar/config"
+import (
+	"gorstar/config"
+	"gorstar/model"
+)
 
 // Options are one SFT run.
 type Options struct {
@@ -12,6 +15,8 @@ type Options struct {
 	// must not hold checkpoints already.
 	Resume bool
 	Config config.SFT
+	// Precision is the arithmetic of the model's linear layers (config model.dtype; "" = fp32).
+	Precision model.Precision
 	// Template is the chat template, a built-in name or a file ("" = rstar2). Pass the one
 	// rollouts use (config rollout.template), so the model learns the layout it will be sampled in.
 	Template string

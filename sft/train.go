@@ -98,6 +98,10 @@ func prepare(o Options) (*trainer, error) {
 	if err := t.loadModel(); err != nil {
 		return nil, err
 	}
+	if err := t.m.SetPrecision(o.Precision); err != nil {
+		t.close()
+		return nil, err
+	}
 	if t.st.Steps > 0 { // resumed after the held-out loss ended the run
 		t.end = t.st.Steps
 	}

@@ -1,0 +1,449 @@
+//go:build !rocm
+
+/* gemm_bf16.c — GEMM in bf16 arithmetic: operands rounded to bf16 (from fp32 or bf16 storage),
+ * products summed in fp32.
+ *
+ * The blocking is the SGEMM's (matmul.c): C cut into work units that pack their own B slice,
+ * taken dynamically by the threads; per KC-deep slice of K, B packed into NR-column panels and
+ * each MC-row block of A into MR-row panels; every element of C sees the same K slices whatever the
+ * thread count, so the bits do not depend on it.
+ *
+ * Two kernels:
+ *   - bf16-avx512 (AVX-512 BF16): panels of bf16 pairs along K (a 32-bit word holds k = 2p in its
+ *     low half, 2p + 1 in its high one), a 12 x 32 microkernel of vdpbf16ps, which adds both
+ *     products of a pair into an fp32 lane: twice the multiply-adds of an fp32 FMA per instruction,
+ *     and half the bytes per packed element.
+ *   - f32-<SGEMM kernel> (every other CPU): the same bf16 values widened to fp32 in the packed
+ *     panels, multiplied by the SGEMM microkernel. Each pair is laid out odd element first, the
+ *     order in which vdpbf16ps adds a pair's products (Intel SDM), and a product of two bf16 values
+ *     is exact in fp32, so both kernels round the same sums at the same places: the same bits but
+ *     for subnormal values, which vdpbf16ps takes as zero (TestGEMMBF16KernelsAgree). */
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bf16.h"
+#include "cpu.h"
+#include "sgemm.h"
+
+#ifndef GK_BF16_KC
+#define GK_BF16_KC 512 /* K per slice, even: a 32-column B panel of bf16 pairs is 32 KB */
+#endif
+enum { BKC = GK_BF16_KC, BNC_UNIT = 1024, DP_MR = 12, DP_NR = 32 };
+
+/* ---- packing ------------------------------------------------------------------------------ */
+
+enum { PACK_RUN = 64 };
+
+/* Pair p of an op(X) row as 32-bit bf16 pairs (low half k = 2p), or two widened floats odd first. */
+static inline __attribute__((always_inline)) void put_pair(void *dst, const int f32, size_t p, int W, int i,
+                                                           uint16_t lo, uint16_t hi) {
+    if (f32) {
+        ((float *)dst)[2 * p * W + i] = gk_bf16_widen(hi);
+        ((float *)dst)[(2 * p + 1) * W + i] = gk_bf16_widen(lo);
+    } else {
+        ((uint32_t *)dst)[p * W + i] = (uint32_t)lo | (uint32_t)hi << 16;
+    }
+}
+
+/* op(X)[r0:r0+rows, p0:p0+kc] into panels of W rows (zero-padded to W), pair p of row i at
+ * dst[panel][p * W + i]: as 32-bit pairs (vdpbf16ps) when f32 is 0, else as two widened floats,
+ * odd element first, at dst[panel][2p * W + i] and [(2p + 1) * W + i]. The element loop is the
+ * same for A (W = MR) and for B (W = NR, X = Bᵀ: op(B)[k][n] is row n of Bᵀ). */
+static inline __attribute__((always_inline)) void pack_panels(void *dst, const void *X, const int dt, int ld,
+                                                              const int trans, int r0, int rows, int p0, int kc,
+                                                              int W, const int f32) {
+    const int kcp = (kc + 1) / 2, full = kc / 2;
+    const size_t panel = (size_t)W * kcp * (f32 ? 8 : 4); /* bytes */
+    for (int ir = 0; ir < rows; ir += W, dst = (char *)dst + panel) {
+        const int n = rows - ir < W ? rows - ir : W;
+        if (!trans) { /* rows contiguous along k: row by row */
+            for (int i = 0; i < n; i++) {
+                const size_t at = ((size_t)r0 + ir + i) * (size_t)ld + p0;
+                /* pairs of a stretch of the row first (a loop that vectorizes), then spread W apart */
+                for (int q0 = 0; q0 < full; q0 += PACK_RUN) {
+                    const int cnt = full - q0 < PACK_RUN ? full - q0 : PACK_RUN;
+                    uint16_t lo[PACK_RUN], hi[PACK_RUN];
+                    for (int q = 0; q < cnt; q++) {
+                        lo[q] = gk_bf16_at(X, dt, at + 2 * (q0 + q));
+                        hi[q] = gk_bf16_at(X, dt, at + 2 * (q0 + q) + 1);
+                    }
+                    for (int q = 0; q < cnt; q++) put_pair(dst, f32, q0 + q, W, i, lo[q], hi[q]);
+                }
+                if (full < kcp) put_pair(dst, f32, full, W, i, gk_bf16_at(X, dt, at + 2 * full), 0);
+            }
+        } else { /* X is [k][r]: two source rows per pair, contiguous along r */
+            for (int p = 0; p < kcp; p++) {
+                const size_t at = ((size_t)p0 + 2 * p) * (size_t)ld + r0 + ir;
+                if (p < full)
+                    for (int i = 0; i < n; i++)
+                        put_pair(dst, f32, p, W, i, gk_bf16_at(X, dt, at + i), gk_bf16_at(X, dt, at + ld + i));
+                else
+                    for (int i = 0; i < n; i++) put_pair(dst, f32, p, W, i, gk_bf16_at(X, dt, at + i), 0);
+            }
+        }
+        for (int p = 0; p < kcp; p++)
+            for (int i = n; i < W; i++) put_pair(dst, f32, p, W, i, 0, 0);
+    }
+}
+
+/* pack_panels with dt, trans and f32 constants, so each case compiles to its own loop. */
+GK_VECTORIZED static void pack(void *dst, const void *X, int dt, int ld, int trans, int r0, int rows, int p0, int kc,
+                               int W, int f32) {
+#define GK_PACK_CASE(DT, TR, F)                                                 \
+    if (dt == DT && trans == TR && f32 == F) {                                  \
+        pack_panels(dst, X, DT, ld, TR, r0, rows, p0, kc, W, F);                \
+        return;                                                                 \
+    }
+    GK_PACK_CASE(0, 0, 0) GK_PACK_CASE(0, 1, 0) GK_PACK_CASE(1, 0, 0) GK_PACK_CASE(1, 1, 0)
+    GK_PACK_CASE(0, 0, 1) GK_PACK_CASE(0, 1, 1) GK_PACK_CASE(1, 0, 1) GK_PACK_CASE(1, 1, 1)
+#undef GK_PACK_CASE
+}
+
+/* ---- the AVX-512 BF16 microkernel ------------------------------------------------------------ */
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(GK_NO_AVX512)
+#include <immintrin.h>
+#define GK_HAVE_DP 1
+
+/* C[mr, nr] = alpha * a b + beta * C for the first R rows of a panel (R a constant after inlining:
+ * 1, 2, 4, 8 or 12), from kcp pairs; each element sees the same pairs in the same order whatever R
+ * is. The epilogue is the SGEMM microkernel's, written the same way, so both round alike. */
+__attribute__((target("avx512f,avx512bf16"))) static inline __attribute__((always_inline)) void dp_rows(
+    const int R, int kcp, const uint32_t *restrict a, const uint32_t *restrict b, float *restrict c, long ldc,
+    float alpha, float beta, int mr, int nr) {
+    typedef float vec __attribute__((vector_size(64)));
+    typedef float uvec __attribute__((vector_size(64), aligned(4)));
+    __m512 acc[DP_MR][2];
+    for (int i = 0; i < R; i++) {
+        __builtin_prefetch(c + i * ldc, 1, 3);
+        __builtin_prefetch(c + i * ldc + DP_NR - 1, 1, 3);
+        acc[i][0] = _mm512_setzero_ps();
+        acc[i][1] = _mm512_setzero_ps();
+    }
+    _Pragma("GCC unroll 2") for (int p = 0; p < kcp; p++) {
+        const __m512bh b0 = (__m512bh)_mm512_load_si512(b + (long)p * DP_NR);
+        const __m512bh b1 = (__m512bh)_mm512_load_si512(b + (long)p * DP_NR + 16);
+        for (int i = 0; i < R; i++) {
+            const __m512bh av = (__m512bh)_mm512_set1_epi32((int)a[(long)p * DP_MR + i]);
+            acc[i][0] = _mm512_dpbf16_ps(acc[i][0], av, b0);
+            acc[i][1] = _mm512_dpbf16_ps(acc[i][1], av, b1);
+        }
+    }
+    if (mr == R && nr == DP_NR) {
+        for (int i = 0; i < R; i++)
+            for (int v = 0; v < 2; v++) {
+                uvec *cp = (uvec *)(c + i * ldc + v * 16);
+                vec r = (vec)acc[i][v] * alpha;
+                if (beta != 0) r += *cp * beta;
+                *cp = r;
+            }
+        return;
+    }
+    float tile[DP_MR][DP_NR] __attribute__((aligned(64)));
+    for (int i = 0; i < R; i++)
+        for (int v = 0; v < 2; v++) _mm512_store_ps(&tile[i][v * 16], acc[i][v]);
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nr; j++) {
+            float r = alpha * tile[i][j];
+            c[i * ldc + j] = beta != 0 ? r + beta * c[i * ldc + j] : r;
+        }
+}
+
+__attribute__((target("avx512f,avx512bf16"))) static void dp_kernel(int kcp, const uint32_t *restrict a,
+                                                                    const uint32_t *restrict b, float *restrict c,
+                                                                    long ldc, float alpha, float beta, int mr,
+                                                                    int nr) {
+    if (mr == 1)
+        dp_rows(1, kcp, a, b, c, ldc, alpha, beta, mr, nr);
+    else if (mr == 2)
+        dp_rows(2, kcp, a, b, c, ldc, alpha, beta, mr, nr);
+    else if (mr <= 4)
+        dp_rows(4, kcp, a, b, c, ldc, alpha, beta, mr, nr);
+    else if (mr <= 8)
+        dp_rows(8, kcp, a, b, c, ldc, alpha, beta, mr, nr);
+    else
+        dp_rows(12, kcp, a, b, c, ldc, alpha, beta, mr, nr);
+}
+
+static int cpu_avx512bf16(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+}
+#else
+#define GK_HAVE_DP 0
+#endif
+
+/* ---- kernel choice ----------------------------------------------------------------------------- */
+
+/* dp: the vdpbf16ps kernel; else uk, an SGEMM microkernel on widened panels. */
+typedef struct {
+    int dp;
+    const gk_microkernel *uk;
+    int mr, nr;
+    char name[48];
+} bkernel;
+
+static bkernel active_b;
+static int active_b_set;
+
+static void set_f32(const gk_microkernel *uk) {
+    active_b.dp = 0;
+    active_b.uk = uk;
+    active_b.mr = uk->mr;
+    active_b.nr = uk->nr;
+    strcpy(active_b.name, "f32-");
+    strncat(active_b.name, uk->name, sizeof active_b.name - 5);
+    active_b_set = 1;
+}
+
+static void set_best(void) {
+#if GK_HAVE_DP
+    if (cpu_avx512bf16()) {
+        active_b = (bkernel){1, NULL, DP_MR, DP_NR, "bf16-avx512"};
+        active_b_set = 1;
+        return;
+    }
+#endif
+    set_f32(gk_microkernel_best());
+}
+
+/* Select the bf16 GEMM kernel by name ("" = the best this CPU runs; "bf16-avx512"; "f32-" and a
+ * runnable SGEMM kernel's name); 0 on success. For tests and benchmarks. */
+int gk_gemm_bf16_use_kernel(const char *name) {
+    if (name == NULL || name[0] == 0) {
+        set_best();
+        return 0;
+    }
+#if GK_HAVE_DP
+    if (strcmp(name, "bf16-avx512") == 0) {
+        if (!cpu_avx512bf16()) return -1;
+        active_b = (bkernel){1, NULL, DP_MR, DP_NR, "bf16-avx512"};
+        active_b_set = 1;
+        return 0;
+    }
+#endif
+    if (strncmp(name, "f32-", 4) != 0) return -1;
+    for (const gk_microkernel *k = gk_microkernels; k->name; k++)
+        if (strcmp(k->name, name + 4) == 0) {
+            if (!gk_microkernel_runs(k)) return -1;
+            set_f32(k);
+            return 0;
+        }
+    return -1;
+}
+
+const char *gk_gemm_bf16_kernel(void) {
+    if (!active_b_set) set_best();
+    return active_b.name;
+}
+
+/* ---- the product ------------------------------------------------------------------------------- */
+
+typedef struct {
+    int trans_a, trans_b, M, N, K;
+    float alpha, beta;
+    const void *A, *B;
+    int a_dt, b_dt, lda, ldb;
+    float *C;
+    int ldc;
+    const uint32_t *pre; /* op(B) already packed (gk_linear_bf16_pack), or NULL */
+    long pre_npad;       /* its columns, padded to NR */
+} gemm_args;
+
+/* Rows of A per packed block (panels of MR rows), as the SGEMM's: about 200 KB of L2. */
+static int mc_of(const bkernel *k) { return k->mr * (k->mr >= 12 ? 12 : 24); }
+
+/* Elements (32-bit) of one packed panel of W rows over kc of K. */
+static size_t panel_words(const bkernel *k, int W, int kc) {
+    const size_t kcp = (size_t)(kc + 1) / 2;
+    return (size_t)W * (k->dp ? kcp : 2 * kcp);
+}
+
+/* C[mc, nc] (+)= the packed a and b of one K slice: B's panels outer, as the SGEMM's sweep. */
+static void sweep(const bkernel *k, int mc, int nc, int kc, float alpha, const void *a, const void *b, float beta,
+                  float *C, int ldc) {
+    const int MR = k->mr, NR = k->nr, kcp = (kc + 1) / 2;
+    const size_t as = panel_words(k, MR, kc), bs = panel_words(k, NR, kc);
+    for (int j = 0; j < nc; j += NR) {
+        const int cols = nc - j < NR ? nc - j : NR;
+        for (int i = 0; i < mc; i += MR) {
+            const int rows = mc - i < MR ? mc - i : MR;
+            const uint32_t *ap = (const uint32_t *)a + (size_t)(i / MR) * as;
+            const uint32_t *bp = (const uint32_t *)b + (size_t)(j / NR) * bs;
+            float *c = C + (size_t)i * ldc + j;
+#if GK_HAVE_DP
+            if (k->dp) {
+                dp_kernel(kcp, ap, bp, c, ldc, alpha, beta, rows, cols);
+                continue;
+            }
+#endif
+            k->uk->fn(2 * kcp, (const float *)ap, (const float *)bp, c, ldc, alpha, beta, rows, cols, NULL, 0, 1);
+        }
+    }
+}
+
+/* One work unit: C[m0:m1, n0:n1] over all of K. */
+static void unit(const bkernel *k, const gemm_args *g, int m0, int m1, int n0, int n1, void *apack, void *bpack) {
+    const int MC = mc_of(k);
+    for (int pc = 0; pc < g->K; pc += BKC) {
+        const int kc = g->K - pc < BKC ? g->K - pc : BKC;
+        const float beta = pc == 0 ? g->beta : 1.0f;
+        if (g->pre) /* this slice's panels from column n0 on (slice pc starts pre_npad * pc words in) */
+            bpack = (void *)(g->pre + (size_t)g->pre_npad * pc * (k->dp ? 1 : 2) / 2 +
+                             (size_t)(n0 / k->nr) * panel_words(k, k->nr, kc));
+        else /* op(B)[k][n] is row n of Bᵀ: B's panels are Bᵀ's rows, transposed when B is not */
+            pack(bpack, g->B, g->b_dt, g->ldb, !g->trans_b, n0, n1 - n0, pc, kc, k->nr, !k->dp);
+        for (int ic = m0; ic < m1; ic += MC) {
+            const int mc = m1 - ic < MC ? m1 - ic : MC;
+            pack(apack, g->A, g->a_dt, g->lda, g->trans_a, ic, mc, pc, kc, k->mr, !k->dp);
+            sweep(k, mc, n1 - n0, kc, g->alpha, apack, bpack, beta, g->C + (size_t)ic * g->ldc + n0, g->ldc);
+        }
+    }
+}
+
+/* The units and their split, as gk_sgemm's parallel product cuts them: column slices of at most
+ * BNC_UNIT in a multiple of the threads, row slices when there are fewer slices than threads. */
+static void gemm_f32_out(const bkernel *k, const gemm_args *g) {
+    const int MR = k->mr, NR = k->nr, M = g->M, N = g->N;
+    const int nt = (long)M * N * g->K < GK_SERIAL_WORK ? 1 : gk_threads();
+    const int want = g->pre ? 4 * nt : nt; /* packed B: column slices cost nothing extra */
+    int nparts_n = (N + BNC_UNIT - 1) / BNC_UNIT;
+    if (nparts_n >= nt) nparts_n = (nparts_n + nt - 1) / nt * nt;
+    int ncu = ((N + nparts_n - 1) / nparts_n + NR - 1) / NR * NR;
+    nparts_n = (N + ncu - 1) / ncu;
+    const int mpanels = (M + MR - 1) / MR;
+    int nparts_m = 1;
+    if (nparts_n < want)
+        nparts_m = (want + nparts_n - 1) / nparts_n < mpanels ? (want + nparts_n - 1) / nparts_n : mpanels;
+    while (nparts_n * nparts_m < want && ncu > 4 * NR) {
+        ncu = (ncu / 2 + NR - 1) / NR * NR;
+        nparts_n = (N + ncu - 1) / ncu;
+    }
+    const int units = nparts_n * nparts_m, kcmax = g->K < BKC ? g->K : BKC;
+    const size_t awords = panel_words(k, mc_of(k), kcmax), bwords = panel_words(k, ncu + NR, kcmax);
+    GK_PARALLEL_FOR(units < nt ? units : nt, for (int u = 0; u < units; u++) {
+        void *apack = gk_scratch(GK_SCRATCH_A, awords), *bpack = gk_scratch(GK_SCRATCH_B, bwords);
+        if (!apack || !bpack) {
+            gk_set_error("gemm_bf16: out of memory for packing");
+            continue;
+        }
+        const int um = u / nparts_n, un = u % nparts_n;
+        const int m0 = (int)((long)mpanels * um / nparts_m) * MR;
+        const int m1 = um == nparts_m - 1 ? M : (int)((long)mpanels * (um + 1) / nparts_m) * MR;
+        const int n0 = un * ncu, n1 = n0 + ncu < N ? n0 + ncu : N;
+        unit(k, g, m0, m1, n0, n1, apack, bpack);
+    });
+}
+
+void gk_gemm_bf16(int trans_a, int trans_b, int M, int N, int K, float alpha, const void *A, int a_dt, int lda,
+                  const void *B, int b_dt, int ldb, float beta, void *C, int c_dt, int ldc) {
+    if (M <= 0 || N <= 0) return;
+    if (!active_b_set) set_best();
+    const bkernel k = active_b;
+    gemm_args g = {trans_a, trans_b, M, N, K, alpha, beta, A, B, a_dt, b_dt, lda, ldb, C, ldc, NULL, 0};
+    float *tmp = NULL;
+    if (c_dt == GK_BF16) { /* fp32 sums, rounded once at the end */
+        tmp = malloc(sizeof(float) * (size_t)M * N);
+        if (!tmp) {
+            gk_set_error("gemm_bf16: out of memory for a bf16 C");
+            return;
+        }
+        for (int i = 0; i < M; i++)
+            gk_bf16_to_f32(tmp + (size_t)i * N, (const uint16_t *)C + (size_t)i * ldc, (size_t)N);
+        g.C = tmp;
+        g.ldc = N;
+    }
+    if (K <= 0 || alpha == 0) {
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                float *c = g.C + (size_t)i * g.ldc + j;
+                *c = beta == 0 ? 0 : beta * *c;
+            }
+    } else {
+        gemm_f32_out(&k, &g);
+    }
+    if (tmp) {
+        for (int i = 0; i < M; i++)
+            gk_bf16_from_f32((uint16_t *)C + (size_t)i * ldc, tmp + (size_t)i * N, (size_t)N);
+        free(tmp);
+    }
+}
+
+/* ---- the linear layer ------------------------------------------------------------------------ */
+
+void gk_linear_forward_bf16(float *y, const float *x, const uint16_t *W, const float *b, int T, int in, int out) {
+    if (b)
+        GK_PARALLEL_FOR(gk_threads_if((long)T * out > 65536),
+                        for (int t = 0; t < T; t++) memcpy(y + (size_t)t * out, b, sizeof(float) * out););
+    gk_gemm_bf16(0, 1, T, out, in, 1.0f, x, GK_F32, in, W, GK_BF16, in, b ? 1.0f : 0.0f, y, GK_F32, out);
+}
+
+void gk_linear_backward_bf16(float *dx, float *dW, float *db, const float *dy, const float *x, const uint16_t *W,
+                             int T, int in, int out) {
+    if (dx) gk_gemm_bf16(0, 0, T, in, out, 1.0f, dy, GK_F32, out, W, GK_BF16, in, 1.0f, dx, GK_F32, in);
+    if (dW) gk_gemm_bf16(1, 0, out, in, T, 1.0f, dy, GK_F32, out, x, GK_F32, in, 1.0f, dW, GK_F32, in);
+    if (db) gk_linear_backward(NULL, NULL, db, dy, x, NULL, T, in, out);
+}
+
+/* ---- prepacked weights (decoding) ------------------------------------------------------------ */
+
+/* A header of PACKED_HEADER words (magic, kernel, sizes; 64 bytes keep the panels aligned), then
+ * Wᵀ as unit() packs it: for each BKC slice of K, every column's NR-wide panels. Tied to the kind
+ * of kernel that packed it (pairs for vdpbf16ps, widened floats otherwise) and its NR. */
+enum { PACKED_HEADER = 16, PACKED_MAGIC = 0x62667070 /* "bfpp" */ };
+
+static long packed_npad(const bkernel *k, int out) { return (long)(out + k->nr - 1) / k->nr * k->nr; }
+
+/* Words of slice pc's panels for npad columns: npad * kcp pairs, as words (dp) or two floats. */
+static size_t packed_slice_words(const bkernel *k, long npad, int kc) { return (size_t)npad * ((kc + 1) / 2) * (k->dp ? 1 : 2); }
+
+long gk_linear_bf16_packed_words(int in, int out) {
+    if (!active_b_set) set_best();
+    const long npad = packed_npad(&active_b, out);
+    long words = PACKED_HEADER;
+    for (int pc = 0; pc < in; pc += BKC) words += (long)packed_slice_words(&active_b, npad, in - pc < BKC ? in - pc : BKC);
+    return words;
+}
+
+void gk_linear_bf16_pack(uint32_t *Wp, const uint16_t *W, int in, int out) {
+    if (!active_b_set) set_best();
+    const bkernel *k = &active_b;
+    const long npad = packed_npad(k, out);
+    memset(Wp, 0, 4 * PACKED_HEADER);
+    Wp[0] = PACKED_MAGIC;
+    Wp[1] = (uint32_t)k->dp;
+    Wp[2] = (uint32_t)k->nr;
+    Wp[3] = (uint32_t)in;
+    Wp[4] = (uint32_t)out;
+    Wp[5] = BKC;
+    const int slices = (in + BKC - 1) / BKC;
+    GK_PARALLEL_FOR(gk_threads_if((long)in * out > 65536), for (int s = 0; s < slices; s++) {
+        const int pc = s * BKC, kc = in - pc < BKC ? in - pc : BKC;
+        /* slice pc starts after the full slices before it: npad * pc words as pairs (pc even) */
+        uint32_t *dst = Wp + PACKED_HEADER + (size_t)npad * pc * (k->dp ? 1 : 2) / 2;
+        pack(dst, W, GK_BF16, in, 0, 0, out, pc, kc, k->nr, !k->dp);
+    });
+}
+
+void gk_linear_forward_bf16_packed(float *y, const float *x, const uint16_t *W, const uint32_t *Wp, const float *b,
+                                   int T, int in, int out) {
+    if (!active_b_set) set_best();
+    const bkernel k = active_b;
+    if (Wp[0] != PACKED_MAGIC || (int)Wp[1] != k.dp || (int)Wp[2] != k.nr || (int)Wp[3] != in || (int)Wp[4] != out) {
+        gk_linear_forward_bf16(y, x, W, b, T, in, out); /* packed for another kernel (tests switch) */
+        return;
+    }
+    if (T <= 0 || out <= 0) return;
+    if (b)
+        GK_PARALLEL_FOR(gk_threads_if((long)T * out > 65536),
+                        for (int t = 0; t < T; t++) memcpy(y + (size_t)t * out, b, sizeof(float) * out););
+    gemm_args g = {0, 1, T, out, in, 1.0f, b ? 1.0f : 0.0f, x, W, GK_F32, GK_BF16, in, in, y, out,
+                   Wp + PACKED_HEADER, packed_npad(&k, out)};
+    if (in <= 0) {
+        gk_gemm_bf16(0, 1, T, out, in, 1.0f, x, GK_F32, in, W, GK_BF16, in, b ? 1.0f : 0.0f, y, GK_F32, out);
+        return;
+    }
+    gemm_f32_out(&k, &g);
+}

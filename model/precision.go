@@ -1,0 +1,143 @@
+package model
+
+import (
+	"fmt"
+
+	"gorstar/kernels"
+)
+
+// Precision is the arithmetic of a model's matrix products.
+//
+// With "bf16" every linear layer (q, k, v, o, gate, up, down and the lm_head, forward and both
+// backward products) multiplies in bfloat16 with float32 sums: the weights are a bfloat16 copy of
+// the float32 master weights, rounded to nearest even whenever the master weights change (after
+// each optimizer step), and the float32 inputs are rounded to bfloat16 as the GEMM packs them. The
+// master weights, their gradients and the AdamW moments stay float32, and so do the embedding
+// lookup, RMSNorm, RoPE, attention, SwiGLU, softmax, log-probabilities, loss and gradient norm —
+// PyTorch's autocast on a CPU draws the same line. The decoder and the trainer run the same
+// kernels, and a product's row has the same bits whatever the number of rows, so a rollout's
+// log-probabilities match the trainer's as they do in float32.
+type Precision string
+
+const (
+	FP32 Precision = "fp32"
+	BF16 Precision = "bf16"
+)
+
+// ParsePrecision checks a precision name ("fp32" or "bf16"; "" is fp32).
+func ParsePrecision(s string) (Precision, error) {
+	switch Precision(s) {
+	case "", FP32:
+		return FP32, nil
+	case BF16:
+		return BF16, nil
+	}
+	return "", fmt.Errorf("precision %q: want fp32 or bf16", s)
+}
+
+// lowPrecision is the bfloat16 copy of the parameters a bf16 model multiplies with.
+type lowPrecision struct {
+	all     kernels.Buf // one bfloat16 element per parameter, the ParamSet's layout
+	version uint64      // the Model.version it was rounded from
+}
+
+// SetPrecision switches the model's matrix products to p. Switching to bf16 allocates the bfloat16
+// copy of the weights (2 bytes a parameter); switching back frees it.
+func (m *Model) SetPrecision(p Precision) error {
+	p, err := ParsePrecision(string(p))
+	if err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	if p == m.Precision() {
+		return nil
+	}
+	if p == FP32 {
+		m.low.all.Free()
+		m.low = nil
+		m.w = m.Params.views(m.Config)
+		return nil
+	}
+	m.low = &lowPrecision{all: kernels.AllocBF16(m.Params.Size)}
+	m.w = m.lowViews()
+	m.round()
+	return nil
+}
+
+// Precision is the arithmetic of the model's matrix products.
+func (m *Model) Precision() Precision {
+	if m.low != nil {
+		return BF16
+	}
+	return FP32
+}
+
+// lowViews are the weights a bf16 model computes with: the linear layers' matrices (and the
+// lm_head) from the bfloat16 copy, everything else from the float32 parameters.
+func (m *Model) lowViews() weights {
+	w := m.Params.views(m.Config)
+	low := func(name string) kernels.Buf {
+		t := m.Params.Tensor(name)
+		return m.low.all.Slice(t.Offset, t.Size)
+	}
+	if m.Config.TieWordEmbeddings {
+		w.lmHead = low(nameEmbed)
+	} else {
+		w.lmHead = low(nameLMHead)
+	}
+	for i := range w.layers {
+		l, n := &w.layers[i], func(s string) string { return layerName(i, s) }
+		l.q, l.k, l.v, l.o = low(n(nameQ)), low(n(nameK)), low(n(nameV)), low(n(nameO))
+		l.gate, l.up, l.down = low(n(nameGate)), low(n(nameUp)), low(n(nameDown))
+	}
+	return w
+}
+
+// round refreshes the bfloat16 weights from the float32 ones when these changed since.
+func (m *Model) round() {
+	if m.low == nil || m.low.all.IsNil() {
+		return
+	}
+	if m.low.version == m.version+1 { // version+1: 0 means never rounded
+		return
+	}
+	kernels.ToBF16(m.low.all, m.Params.All, m.Params.Size)
+	m.low.version = m.version + 1
+}
+
+// StepMemory is the memory a training step takes, in bytes, by what holds it.
+type StepMemory struct {
+	Weights     int64 `json:"weights"`     // what the products read: fp32 parameters, or the bf16 copy
+	Master      int64 `json:"master"`      // the fp32 master weights of a bf16 model (0 in fp32: the weights are the master)
+	Gradients   int64 `json:"gradients"`   // fp32
+	Optimizer   int64 `json:"optimizer"`   // AdamW's two fp32 moments
+	Activations int64 `json:"activations"` // kept for backward at batch × seq tokens, and the logits of one loss chunk
+	Total       int64 `json:"total"`
+}
+
+// StepMemory estimates the memory of a training step of batch sequences of seq tokens with the
+// first recompute layers recomputed in backward and loss chunks of lossChunk tokens (0: the
+// model's default of about 32 M logits) at precision p. Activations stay fp32 at either precision.
+func (c Config) StepMemory(p Precision, batch, seq, recompute, lossChunk int) StepMemory {
+	params := c.NumParams()
+	tokens := int64(batch) * int64(seq)
+	qkv := int64(c.NumAttentionHeads+2*c.NumKeyValueHeads) * int64(c.HeadDim)
+	perTokenLayer := 12*int64(c.HiddenSize) + 4*int64(c.IntermediateSize) + 2*qkv // floats a layer keeps
+	kept := int64(c.NumHiddenLayers - min(recompute, c.NumHiddenLayers))
+	if recompute > 0 {
+		kept++ // the layer being recomputed
+	}
+	chunk := int64(lossChunk)
+	if chunk <= 0 {
+		chunk = max(1, (32<<20)/int64(c.VocabSize))
+	}
+	chunk = min(chunk, tokens)
+	m := StepMemory{Weights: 4 * params, Gradients: 4 * params, Optimizer: 8 * params}
+	if p == BF16 {
+		m.Weights, m.Master = 2*params, 4*params
+	}
+	// Residual stream per layer boundary, the gradient scratch of a layer, the logits of a chunk.
+	m.Activations = 4 * (tokens*perTokenLayer*kept + tokens*int64(c.HiddenSize)*int64(c.NumHiddenLayers+4) +
+		2*chunk*int64(c.VocabSize))
+	m.Total = m.Weights + m.Master + m.Gradients + m.Optimizer + m.Activations
+	return m
+}
