@@ -57,7 +57,7 @@ func DefaultExec() Exec {
 func (e Exec) Validate() error {
 	return firstError(
 		atLeast("exec.workers", e.Workers, 0),
-		oneOf("exec.sandbox", e.Sandbox, "auto", "bwrap", "namespaces", "none"),
+		oneOf("exec.sandbox", e.Sandbox, "auto", "bwrap", "namespaces", "seatbelt", "none"),
 		oneOf("exec.priority", e.Priority, "auto", "normal", "idle"),
 		execPositiveDuration("exec.timeout", e.Timeout),
 		atLeast("exec.memory_mb", e.MemoryMB, 16),
