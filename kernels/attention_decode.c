@@ -244,7 +244,7 @@ long gk_expf_nonpos_mismatches(uint32_t from, uint32_t to) {
 static void decode_softmax(float *restrict Oi, float *m, float *l, float *S, int nk, int hd) {
     const float mx = gk_max(S, nk, *m), corr = gk_expf(*m - mx);
     decode_exp(S, mx, nk);
-    *l = *l * corr + gk_sum(S, nk);
+    *l = gk_rounded(*l * corr) + gk_sum(S, nk);
     *m = mx;
     if (corr != 1.0f)
         for (int d = 0; d < hd; d++) Oi[d] *= corr;

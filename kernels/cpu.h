@@ -111,6 +111,16 @@ void gk_tile_product(int m, int n, int k, float alpha, const float *a, long astr
  * training and prefill never do. */
 #define GK_SERIAL_WORK (1L << 21)
 
+/* x rounded on its own, never fused into the addition that uses it: what baseline x86-64 code
+ * (no FMA) computes. GCC for AArch64, where every function has FMA, fused the softmax's
+ * l * corr + sum in the decode kernel and not in the forward, whose bits the decode must match. */
+static inline float gk_rounded(float x) {
+#if defined(__aarch64__) && defined(__GNUC__)
+    __asm__("" : "+w"(x));
+#endif
+    return x;
+}
+
 /* The kernels' thread count when the work is worth splitting, else 1. */
 static inline int gk_threads_if(int worth) { return worth ? gk_threads() : 1; }
 
