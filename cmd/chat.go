@@ -32,7 +32,7 @@ func chatCommand() *cli.Command {
 			&cli.Float64Flag{Name: "temperature", Value: 0.6, Usage: "sampling temperature (0 = greedy, at most 10)"},
 			&cli.IntFlag{Name: "max-turns", Value: 10, Usage: "assistant turns (tool calls) per question at most (1..1000)"},
 			&cli.BoolFlag{Name: "no-tools", Usage: "do not offer the Python tool"},
-			&cli.StringFlag{Name: "sandbox", Usage: "auto | bwrap | namespaces | none (overrides exec.sandbox)"},
+			&cli.StringFlag{Name: "sandbox", Usage: "auto | bwrap | namespaces | seatbelt | none (overrides exec.sandbox)"},
 		}, engineFlags()...),
 		Action: chatAction,
 	}

@@ -21,7 +21,7 @@ import (
 )
 
 func execCommand() *cli.Command {
-	sandboxFlag := &cli.StringFlag{Name: "sandbox", Usage: "auto | bwrap | namespaces | none (none runs code WITHOUT isolation; overrides exec.sandbox)"}
+	sandboxFlag := &cli.StringFlag{Name: "sandbox", Usage: "auto | bwrap | namespaces | seatbelt | none (none runs code WITHOUT isolation; overrides exec.sandbox)"}
 	workersFlag := &cli.IntFlag{Name: "workers", Usage: "warm workers (overrides exec.workers; 0 = 2 per core)"}
 	return &cli.Command{
 		Name:  "exec",

@@ -79,7 +79,7 @@ func endpointFlags(instead string) []cli.Flag {
 }
 
 func rolloutSandboxFlag() cli.Flag {
-	return &cli.StringFlag{Name: "sandbox", Usage: "auto | bwrap | namespaces | none (none runs tool code WITHOUT isolation; overrides exec.sandbox)"}
+	return &cli.StringFlag{Name: "sandbox", Usage: "auto | bwrap | namespaces | seatbelt | none (none runs tool code WITHOUT isolation; overrides exec.sandbox)"}
 }
 
 func rolloutAction(c *cli.Context) error {

@@ -12,7 +12,7 @@ type Exec struct {
 	Workers           int      `toml:"workers" comment:"Warm Python workers, one call each at a time (0 = 2 per core)."`
 	Python            string   `toml:"python" comment:"Interpreter; resolved to its real path (shims are followed)."`
 	Modules           []string `toml:"modules" comment:"Modules each worker imports before forking (missing ones are skipped)."`
-	Sandbox           string   `toml:"sandbox" comment:"auto | bwrap | namespaces | none. auto: bwrap when installed (0.7+, to bound /tmp), else namespaces gorstar sets up itself, else an older bwrap. none runs untrusted code WITHOUT isolation."`
+	Sandbox           string   `toml:"sandbox" comment:"auto | bwrap | namespaces | seatbelt | none. auto: bwrap when installed (0.7+, to bound /tmp), else namespaces gorstar sets up itself, else an older bwrap; on macOS seatbelt (sandbox-exec). none runs untrusted code WITHOUT isolation."`
 	Timeout           Duration `toml:"timeout" comment:"Wall-clock limit per call, enforced by killing the call's processes; time the call's process spent waiting for a CPU is not counted (up to 10 times the limit in all), so a busy machine does not time out a call an idle one would finish."`
 	MemoryMB          int      `toml:"memory_mb" comment:"Address space a call may add above the warm worker's own."`
 	CPUSeconds        int      `toml:"cpu_seconds" comment:"CPU time per call (0 = only the wall clock)."`
@@ -57,7 +57,7 @@ func DefaultExec() Exec {
 func (e Exec) Validate() error {
 	return firstError(
 		atLeast("exec.workers", e.Workers, 0),
-		oneOf("exec.sandbox", e.Sandbox, "auto", "bwrap", "namespaces", "none"),
+		oneOf("exec.sandbox", e.Sandbox, "auto", "bwrap", "namespaces", "seatbelt", "none"),
 		oneOf("exec.priority", e.Priority, "auto", "normal", "idle"),
 		execPositiveDuration("exec.timeout", e.Timeout),
 		atLeast("exec.memory_mb", e.MemoryMB, 16),

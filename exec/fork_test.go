@@ -1,12 +1,14 @@
 package exec
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"gorstar/config"
 	"gorstar/internal/testenv"
@@ -74,4 +76,28 @@ func TestPythonForkFallback(t *testing.T) {
 		}
 		checkHarnessSemantics(t, p)
 	})
+}
+
+// TestPortableZygote runs the harness cases, sessions and a timeout through the zygote as it runs
+// outside Linux (macOS's Seatbelt sandbox starts it the way --sandbox=none does): datagram
+// sockets to the template, children found by polling, no /proc. Results must be the same.
+func TestPortableZygote(t *testing.T) {
+	portableForTests = true
+	t.Cleanup(func() { portableForTests = false })
+	p := newTestPool(t, sandboxConfig(SandboxNone))
+	checkHarnessSemantics(t, p)
+	ctx := context.Background()
+	if r := p.Run(ctx, Call{Code: "x = 41", Session: "s"}); r.Status != StatusOK {
+		t.Fatalf("session call: %+v", r)
+	}
+	if r := p.Run(ctx, Call{Code: "print(x + 1)", Session: "s"}); r.Status != StatusOK || r.Stdout != "42\n" {
+		t.Fatalf("session's second call: %+v", r)
+	}
+	start := time.Now()
+	if r := p.Run(ctx, Call{Code: "while True: pass", TimeoutS: 0.3}); r.Status != StatusTimeout {
+		t.Fatalf("a busy loop with a 0.3 s limit: %+v", r)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the 0.3 s limit took %v to end the call", d)
+	}
 }

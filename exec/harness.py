@@ -90,7 +90,10 @@ def globals_dict():
 
 
 def vm_size():
-    """This process's address-space size in bytes (a call's memory limit is this plus its own)."""
+    """This process's address-space size in bytes (a call's memory limit is this plus its own); 0
+    where there is no /proc (macOS, which does not enforce the limit either)."""
+    if not os.path.exists("/proc/self/statm"):
+        return 0
     fd = os.open("/proc/self/statm", os.O_RDONLY)
     try:
         return int(os.read(fd, 200).split()[0]) * os.sysconf("SC_PAGE_SIZE")

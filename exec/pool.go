@@ -204,14 +204,20 @@ func (p *Pool) zygoteConf(idx int) zygoteConf {
 	return zygoteConf{
 		UIDBase:         p.uidBase + idx*64,
 		DropPrivileges:  p.sb.asRoot && p.sb.kind != SandboxNone,
-		OwnPIDNamespace: p.sb.kind != SandboxNone,
+		OwnPIDNamespace: p.sb.kind != SandboxNone && p.sb.kind != SandboxSeatbelt,
 		SessionSlots:    p.cfg.SessionsPerWorker,
 		SessionIdleS:    p.cfg.SessionIdle.Seconds(),
 		Modules:         p.cfg.Modules,
 		PythonFork:      pythonForkForTests,
 		IdlePriority:    p.idle,
+		Portable:        portableForTests,
 	}
 }
+
+// portableForTests makes new zygotes take the ways they take outside Linux (macOS): datagram
+// sockets, children found by polling instead of pidfds, the wall clock alone for time limits, so
+// that tests on Linux cover those paths with --sandbox=none.
+var portableForTests bool
 
 // pythonForkForTests makes new zygotes fork and wait for stateless calls in Python, as they do
 // where the native fork-and-wait is not available (not x86-64), so that tests cover that path.

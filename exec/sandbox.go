@@ -7,6 +7,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -181,9 +182,10 @@ func underSystem(p string) bool {
 	return false
 }
 
-// chooseSandbox picks the sandbox for kind (auto, bwrap, namespaces, none). auto is bwrap when it
-// is on PATH and can bound /tmp, else gorstar's own namespaces when the kernel allows them, else
-// an older bwrap (its /tmp bounded per file only), else ErrNoSandbox.
+// chooseSandbox picks the sandbox for kind (auto, bwrap, namespaces, seatbelt, none). auto is, on
+// macOS, seatbelt; elsewhere bwrap when it is on PATH and can bound /tmp, else gorstar's own
+// namespaces when the kernel allows them, else an older bwrap (its /tmp bounded per file only),
+// else ErrNoSandbox.
 func chooseSandbox(kind, python string) (*sandbox, []string, error) {
 	exe, prefixes, err := ResolvePython(python)
 	if err != nil {
@@ -192,6 +194,13 @@ func chooseSandbox(kind, python string) (*sandbox, []string, error) {
 	s := &sandbox{python: exe, asRoot: os.Geteuid() == 0, tmpMB: config.DefaultExec().TmpMB}
 	switch kind {
 	case SandboxAuto, "":
+		if runtime.GOOS == "darwin" {
+			if _, err := os.Stat(sandboxExec); err != nil {
+				return nil, nil, fmt.Errorf("%w (macOS: %s: %v)", ErrNoSandbox, sandboxExec, err)
+			}
+			s.kind, s.asRoot = SandboxSeatbelt, false
+			break
+		}
 		path, err := osexec.LookPath("bwrap")
 		if err == nil && bwrapHasSize(path) {
 			s.kind, s.bwrap, s.bwrapSize = SandboxBwrap, path, true
@@ -217,11 +226,19 @@ func chooseSandbox(kind, python string) (*sandbox, []string, error) {
 		if err := s.probeNamespaces(prefixes); err != nil {
 			return nil, nil, usererr.New("exec.sandbox: namespaces are not available here: %v", err)
 		}
+	case SandboxSeatbelt:
+		if runtime.GOOS != "darwin" {
+			return nil, nil, usererr.New("exec.sandbox: seatbelt is macOS's sandbox, this is %s", runtime.GOOS)
+		}
+		if _, err := os.Stat(sandboxExec); err != nil {
+			return nil, nil, usererr.New("exec.sandbox: seatbelt: %v", err)
+		}
+		s.kind, s.asRoot = SandboxSeatbelt, false
 	case SandboxNone:
 		s.kind = SandboxNone
 		s.asRoot = false
 	default:
-		return nil, nil, usererr.New("exec.sandbox: want auto, bwrap, namespaces or none, got %q", kind)
+		return nil, nil, usererr.New("exec.sandbox: want auto, bwrap, namespaces, seatbelt or none, got %q", kind)
 	}
 	return s, prefixes, nil
 }

@@ -59,6 +59,7 @@ type zygoteConf struct {
 	TmpDir          string   `json:"tmp_dir"`               // the calls' writable directory, wiped after each call
 	PythonFork      bool     `json:"python_fork,omitempty"` // never use the native fork-and-wait (tests)
 	IdlePriority    bool     `json:"idle_priority,omitempty"`
+	Portable        bool     `json:"portable,omitempty"` // as outside Linux (tests)
 }
 
 // message is any frame the zygote sends.
@@ -96,7 +97,7 @@ type worker struct {
 // startWorker starts a zygote in the sandbox and waits until it has imported its modules.
 func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygoteConf) (*worker, error) {
 	var private string
-	if sb.kind == SandboxNone {
+	if sb.kind == SandboxNone || sb.kind == SandboxSeatbelt {
 		dir, err := os.MkdirTemp("", "gorstar-exec-worker-")
 		if err != nil {
 			return nil, fmt.Errorf("start zygote: %w", err)
@@ -118,6 +119,13 @@ func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygot
 		args = append(args[:len(args)-1], "--setenv", zygoteEnv, zygoteSource, "--")
 		argv = append(args, argv...)
 	}
+	if sb.kind == SandboxSeatbelt {
+		// macOS: Seatbelt's profile confines the zygote and every call it forks (seatbelt.go).
+		if argv, err = seatbeltArgv(private, prefixes, argv); err != nil {
+			os.RemoveAll(private)
+			return nil, fmt.Errorf("start zygote: %w", err)
+		}
+	}
 	var cmd *osexec.Cmd
 	if sb.kind == SandboxNamespaces {
 		// This binary sets up the namespaces (nsinit.go), then becomes the interpreter.
@@ -129,11 +137,9 @@ func startWorker(ctx context.Context, sb *sandbox, prefixes []string, conf zygot
 		cmd = osexec.Command(argv[0], argv[1:]...)
 		cmd.Args[0] = zygoteMarker
 		cmd.Path = argv[0]
-		// A session of its own (also a process group: kill ends it whole): no controlling terminal
-		// for a call to reach, and one autogroup for the sandbox (zygote.py lower_autogroup).
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+		cmd.SysProcAttr = zygoteProcAttr()
 	}
-	if sb.kind == SandboxNone {
+	if sb.kind == SandboxNone || sb.kind == SandboxSeatbelt {
 		cmd.Dir = private
 		cmd.Env = []string{zygoteEnv + "=" + zygoteSource, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "OPENBLAS_NUM_THREADS=1",
 			"OMP_NUM_THREADS=1", "HOME=" + private, "TMPDIR=" + private}

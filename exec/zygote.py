@@ -57,6 +57,9 @@ TMP = CONF.get("tmp_dir", "")
 CTL_IN, CTL_OUT = 0, 1
 PAGE = os.sysconf("SC_PAGE_SIZE")
 X86_64 = os.uname().machine in ("x86_64", "amd64")  # the native fork-and-wait and the syscall filter
+# Linux, or macOS (Seatbelt, or --sandbox=none): without Linux there are no packet sockets, pidfds,
+# /proc, SCHED_IDLE or parent-death signals, and the code below takes the portable way instead.
+LINUX = sys.platform.startswith("linux") and not CONF.get("portable")
 
 # Run once in the template after the imports, so that modules a library loads lazily on first use
 # (and its caches) are already in the memory every child inherits.
@@ -118,7 +121,11 @@ def enter_child(req, nfds):
     # the CPU as much as the whole gorstar process beside it, whatever exec.priority says.
     os.setpgid(0, 0)
     setrlimit = resource.setrlimit
-    setrlimit(resource.RLIMIT_AS, (VM_BYTES + memory, VM_BYTES + memory))
+    try:
+        setrlimit(resource.RLIMIT_AS, (VM_BYTES + memory, VM_BYTES + memory))
+    except (ValueError, OSError):
+        if LINUX:
+            raise  # macOS refuses some values and enforces none: no memory limit there
     setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
     if cpu_s > 0:
         setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
@@ -193,7 +200,7 @@ def warm_harness():
         os.close(null)
 
 
-def reap_orphans(live, reaped):
+def reap_orphans(live, reaped, waiting=()):
     """Reaps the template's ended children: a call's leftovers (the template is their subreaper),
     killed by the supervisor. A tracked child reaped here keeps its status for its pidfd's turn."""
     tracked = None
@@ -205,7 +212,7 @@ def reap_orphans(live, reaped):
         if pid == 0:
             return
         if tracked is None:
-            tracked = set(live.values())
+            tracked = set(live.values()) | set(waiting)
         if pid in tracked:
             reaped[pid] = status
 
@@ -254,11 +261,18 @@ def template_main(sock):
     poller = select.poll()
     poller.register(TEMPLATE_SOCK, select.POLLIN)
     live = {}  # pidfd -> pid
+    waiting = set()  # pids of children to poll for, where there are no pidfds
     reaped = {}  # pid -> wait status, of tracked children reaped by the pass below before their pidfd said so
     calls = 0
     try:
         while True:
-            for fd, _ in poller.poll():
+            events = poller.poll(5 if waiting else None)
+            for pid in list(waiting):  # no pidfds (not Linux): ended children are found by polling
+                done, status = (pid, reaped.pop(pid)) if pid in reaped else os.waitpid(pid, os.WNOHANG)
+                if done:
+                    waiting.discard(pid)
+                    send(dumps(("exit", pid, status, "")))
+            for fd, _ in events:
                 if fd != TEMPLATE_SOCK:
                     pid = live.pop(fd)
                     poller.unregister(fd)
@@ -270,7 +284,7 @@ def template_main(sock):
                 if not msg:
                     return
                 req = loads(msg)
-                reap_orphans(live, reaped)
+                reap_orphans(live, reaped, waiting)
                 calls += 1
                 if calls % RECOLLAPSE_EVERY == 0:
                     collapse_heap_into_huge_pages()
@@ -291,6 +305,10 @@ def template_main(sock):
                 if pid == 0:
                     session_child(req, len(fds)) if req[0] == "session" else call_child(req, len(fds))
                 os.closerange(0, len(fds))
+                if not LINUX or not hasattr(os, "pidfd_open"):
+                    waiting.add(pid)
+                    send(dumps(("pid", pid)))
+                    continue
                 # Above the descriptors the next request brings, which must arrive as 0, 1, 2, ...
                 low = os.pidfd_open(pid)
                 pidfd = fcntl(low, F_DUPFD, TEMPLATE_SOCK + 2)
@@ -817,7 +835,13 @@ class Template:
     """The supervisor's end of the template: start requests, and the exit statuses it reports."""
 
     def __init__(self):
-        s_sock, t_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        if LINUX:
+            s_sock, t_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        else:  # macOS has no unix packet sockets: datagrams keep the messages apart as well
+            s_sock, t_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+            for s in (s_sock, t_sock):
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 19)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 19)
         # The supervisor is small and single-threaded here: a plain fork is fine, once.
         align_heap_end()
         self.pid = os.fork()
@@ -985,6 +1009,8 @@ class Deadline:
         self.pids, self.base, self.granted = pids, base, 0
 
     def extension_ms(self):
+        if not LINUX:
+            return 0  # no /proc/PID/schedstat: the wall clock alone rules
         pids = self.pids()
         if not pids:
             # Not forked yet (the template waits for a core too), or ended a moment ago with its
@@ -1263,7 +1289,9 @@ def main():
     except Exception:
         pass
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    if IDLE:
+    if IDLE and not LINUX:
+        os.nice(19)  # no SCHED_IDLE: the lowest priority the system has
+    elif IDLE:
         # exec.priority = "idle": the supervisor, the template and every call it forks (the policy
         # is inherited) run only on cores no other process wants.
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))

@@ -83,7 +83,6 @@ static void adamw(float *param, const float *grad, float *m, float *v, size_t n,
     __builtin_cpu_init();
     const int avx2 = vector && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
-    const int avx2 = 0;
     (void)vector;
 #endif
     const size_t chunks = (n + GK_CHUNK - 1) / GK_CHUNK;

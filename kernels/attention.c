@@ -77,8 +77,9 @@ static inline __attribute__((always_inline)) void exp_row(float *row, float sub,
 /* The forward's online softmax over one block of scores (S, rows BK apart; keys lo[i]..hi[i]-1
  * visible to row i), in two passes compiled for this CPU's vectors, one call each per block. The
  * steps between stay in the baseline caller: the correction exp(m - mx) and l = l * corr + sum,
- * which GCC would fuse into one rounding in the FMA clones. gk_max and gk_sum keep their 8 fixed
- * lanes, so every clone gives the same bits. */
+ * which GCC would fuse into one rounding in the FMA clones (and on AArch64, where every function
+ * may fuse, in some places and not others: gk_rounded keeps the product's rounding). gk_max and
+ * gk_sum keep their 8 fixed lanes, so every clone gives the same bits. */
 GK_VECTORIZED
 static void block_max(const float *S, const int *lo, const int *hi, const float *m, float *mx, int nq) {
     for (int i = 0; i < nq; i++) mx[i] = lo[i] < hi[i] ? gk_max(S + (size_t)i * BK + lo[i], hi[i] - lo[i], m[i]) : m[i];
@@ -306,7 +307,7 @@ static void attention_forward_tile(float *out, float *lse, const float *q, const
         block_exp(S, O, lo, hi, mx, corr, sum, nq, nk, hd);
         for (int i = 0; i < nq; i++)
             if (lo[i] < hi[i]) {
-                l[i] = l[i] * corr[i] + sum[i];
+                l[i] = gk_rounded(l[i] * corr[i]) + sum[i];
                 m[i] = mx[i];
             }
         gk_tile_pack_a(pa, S, BK, 0, nq, nk);

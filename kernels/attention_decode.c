@@ -20,7 +20,6 @@
  * tiles, gk_pack_key_tiles) saves the transposes: the kernel reads the tiles and writes the new rows
  * into them as well. */
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,10 +120,10 @@ typedef float decode_v8u __attribute__((vector_size(32), aligned(4))); /* kt, S 
                     DECODE_STORE8(S + (size_t)x * DECODE_BK + j, acc[x][t] * scale, nk - j < 8 ? nk - j : 8);     \
                 }                                                                                                 \
         }                                                                                                         \
-        for (; b < nblk; b++) {                                                                                   \
+        for (int j = b * 8; j < nk; j += 8) {                                                                     \
             decode_v8 acc[NQ];                                                                                    \
             for (int x = 0; x < NQ; x++) acc[x] = (decode_v8){0, 0, 0, 0, 0, 0, 0, 0};                            \
-            const float *blk = kt + (size_t)b * bstride;                                                          \
+            const float *blk = kt + (size_t)(j / 8) * bstride;                                                    \
             for (int d = 0; d < hd; d++) {                                                                        \
                 const decode_v8 k = *(const decode_v8u *)(blk + d * 8);                                           \
                 for (int x = 0; x < NQ; x++) {                                                                    \
@@ -132,7 +131,6 @@ typedef float decode_v8u __attribute__((vector_size(32), aligned(4))); /* kt, S 
                     acc[x] += qd * k;                                                                             \
                 }                                                                                                 \
             }                                                                                                     \
-            const int j = b * 8;                                                                                  \
             for (int x = 0; x < NQ; x++)                                                                          \
                 DECODE_STORE8(S + (size_t)x * DECODE_BK + j, acc[x] * scale, nk - j < 8 ? nk - j : 8);            \
         }                                                                                                         \
@@ -246,7 +244,7 @@ long gk_expf_nonpos_mismatches(uint32_t from, uint32_t to) {
 static void decode_softmax(float *restrict Oi, float *m, float *l, float *S, int nk, int hd) {
     const float mx = gk_max(S, nk, *m), corr = gk_expf(*m - mx);
     decode_exp(S, mx, nk);
-    *l = *l * corr + gk_sum(S, nk);
+    *l = gk_rounded(*l * corr) + gk_sum(S, nk);
     *m = mx;
     if (corr != 1.0f)
         for (int d = 0; d < hd; d++) Oi[d] *= corr;

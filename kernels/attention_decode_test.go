@@ -339,3 +339,57 @@ func benchmarkDecodeCold(b *testing.B, nh, nkv, hd, keys, layers int) {
 	}
 	b.ReportMetric(float64(in.Microseconds())/float64(b.N), "µs/call")
 }
+
+// TestAttentionDecodeTwoQueries covers decode_scores_2, the two-query score body, in both of its
+// loops: a shared prefix of exactly one tile attended by a chunk of two queries (where GCC once
+// warned that the remainder loop's b * 8 overflowed, in the copy of it kept for 64 keys), and own
+// tiles of 2–9 keys, a block or two, attended by a group of two query heads. The bits must be
+// AttentionForward's for every sequence.
+func TestAttentionDecodeTwoQueries(t *testing.T) {
+	defer Init(0, 2)
+	for _, c := range []struct {
+		name        string
+		nh, nkv, hd int
+		lens        []int32
+		shared      []int32
+	}{
+		{"shared tile, two sequences", 1, 1, 8, []int32{65, 65}, []int32{0, 64}},
+		{"shared tile and own keys, two sequences", 1, 1, 12, []int32{70, 73}, []int32{0, 64}},
+		{"group of two, short own tiles", 2, 1, 8, []int32{2, 9, 66, 72}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(11, uint64(len(c.lens))))
+			kvRow, qRow, nseq := c.nkv*c.hd, c.nh*c.hd, len(c.lens)
+			hk, hv := make([][]float64, nseq), make([][]float64, nseq)
+			for s, n := range c.lens {
+				hk[s], hv[s] = randn(r, int(n)*kvRow, 1), randn(r, int(n)*kvRow, 1)
+				if s > 0 && len(c.shared) > s {
+					copy(hk[s][:int(c.shared[s])*kvRow], hk[s-1])
+					copy(hv[s][:int(c.shared[s])*kvRow], hv[s-1])
+				}
+			}
+			q := buf(t, randn(r, nseq*qRow, 1))
+			scale := float32(1 / math.Sqrt(float64(c.hd)))
+			kc, vc := make([]Buf, nseq), make([]Buf, nseq)
+			for s := range nseq {
+				kc[s], vc[s] = buf(t, hk[s]), buf(t, hv[s])
+			}
+			for _, threads := range []int{1, 2} {
+				if err := Init(0, threads); err != nil {
+					t.Fatal(err)
+				}
+				out := zeros(t, nseq*qRow)
+				AttentionDecode(out, q, Buf{}, Buf{}, kc, vc, nil, c.lens, c.shared, c.nh, c.nkv, c.hd, scale)
+				got := read(out)
+				for s, n := range c.lens {
+					want := zeros(t, qRow)
+					AttentionForward(want, Buf{}, q.Slice(s*qRow, qRow), kc[s], vc[s], 1, 1, int(n), c.nh, c.nkv, c.hd, scale)
+					if d := maxAbsDiff(got[s*qRow:(s+1)*qRow], read(want)); d != 0 {
+						t.Errorf("%d threads, sequence %d: decode differs from AttentionForward by %g, want the same bits",
+							threads, s, d)
+					}
+				}
+			}
+		})
+	}
+}

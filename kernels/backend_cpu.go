@@ -3,10 +3,15 @@
 package kernels
 
 /*
-#cgo CFLAGS: -O3 -fopenmp
-#cgo LDFLAGS: -fopenmp -lm
+#cgo !darwin CFLAGS: -O3 -fopenmp
+#cgo !darwin LDFLAGS: -fopenmp -lm
+#cgo darwin CFLAGS: -O3
+#cgo darwin LDFLAGS: -lm
 */
 import "C"
+
+// On macOS the kernels build with Apple's clang, which has no OpenMP: they run on one thread (cpu.h).
+// For threads, give the compiler libomp through the environment (kernels/README.md, "macOS").
 
 import "unsafe"
 

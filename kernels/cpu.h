@@ -13,6 +13,17 @@
 
 #include "gorstar_kernels.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#else
+/* A compiler without OpenMP (Apple's clang, unless given libomp): every region runs on the
+ * calling thread, its pragmas ignored; the same bits, since no result depends on the thread count
+ * beyond what the kernels fix themselves. */
+static inline int omp_get_num_procs(void) { return 1; }
+static inline int omp_get_num_threads(void) { return 1; }
+static inline int omp_get_thread_num(void) { return 0; }
+#endif
+
 /* No code here reads floating-point exception flags or errno, and without these GCC will not turn
  * the selects in gk_expf or the lane reductions into vector code (cgo rejects the flags on the
  * command line). Neither changes any result. sqrtf stays scalar even so (GCC takes whether the math
@@ -22,6 +33,13 @@
 #endif
 
 void gk_set_error(const char *msg);
+
+/* sgemm_accelerate.c: Apple's Accelerate for gk_sgemm's large products on macOS (never elsewhere). */
+void gk_accelerate_init(void);
+void gk_accelerate_allow(int allow);
+int gk_accelerate_active(void);
+int gk_accelerate_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+                        const float *B, int ldb, float beta, float *C, int ldc);
 
 /* Buffers kept per OS thread between calls (libgomp keeps its worker threads), 64-byte aligned and
  * grown as needed: packing buffers and workspaces would otherwise be mapped and faulted in afresh
@@ -92,6 +110,16 @@ void gk_tile_product(int m, int n, int k, float alpha, const float *a, long astr
  * on two before). Products and attention of decode steps of a few sequences fall below it;
  * training and prefill never do. */
 #define GK_SERIAL_WORK (1L << 21)
+
+/* x rounded on its own, never fused into the addition that uses it: what baseline x86-64 code
+ * (no FMA) computes. GCC for AArch64, where every function has FMA, fused the softmax's
+ * l * corr + sum in the decode kernel and not in the forward, whose bits the decode must match. */
+static inline float gk_rounded(float x) {
+#if defined(__aarch64__) && defined(__GNUC__)
+    __asm__("" : "+w"(x));
+#endif
+    return x;
+}
 
 /* The kernels' thread count when the work is worth splitting, else 1. */
 static inline int gk_threads_if(int worth) { return worth ? gk_threads() : 1; }

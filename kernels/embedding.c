@@ -1,7 +1,6 @@
 //go:build !rocm
 
 /* embedding.c — token embedding lookup and its gradient. */
-#include <omp.h>
 #include <string.h>
 
 #include "cpu.h"

@@ -9,7 +9,6 @@
  * packed into MR-row panels (L2) and the microkernel sweeps them with one B panel in L1. Every
  * element of C sees the same K order whatever the thread count or schedule, so the result is
  * bit-identical for any number of threads. */
-#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,12 +34,14 @@ static const gk_microkernel *active;
 int gk_sgemm_use_kernel(const char *name) {
     if (name == NULL || name[0] == 0) {
         active = gk_microkernel_best();
+        gk_accelerate_allow(1);
         return 0;
     }
     for (const gk_microkernel *k = gk_microkernels; k->name; k++)
         if (strcmp(k->name, name) == 0) {
             if (!gk_microkernel_runs(k)) return -1;
             active = k;
+            gk_accelerate_allow(0);
             return 0;
         }
     return -1;
@@ -533,6 +534,7 @@ void gk_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
         sgemm_small_m(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
+    if (gk_accelerate_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
     gk_sgemm_select_kernel();
     if ((long)M * N * K < GK_SERIAL_WORK)
         sgemm_serial(active, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);

@@ -2,7 +2,6 @@
 
 /* rmsnorm.c — RMSNorm forward and backward (statistics accumulated in double). */
 #include <math.h>
-#include <omp.h>
 
 #include "cpu.h"
 

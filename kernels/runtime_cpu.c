@@ -1,7 +1,6 @@
 //go:build !rocm
 
 /* runtime_cpu.c — the CPU backend's runtime: thread count, host allocations, copies. */
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +19,6 @@ void gk_set_error(const char *msg) { snprintf(last_error, sizeof last_error, "%s
 
 const char *gk_last_error(void) { return last_error; }
 
-const char *gk_backend_name(void) { return gk_sgemm_kernel_name(); }
-
 int gk_init(int device, int threads) {
     if (device > 0) {
         snprintf(last_error, sizeof last_error, "the cpu backend has only device 0, got %d", device);
@@ -30,6 +27,7 @@ int gk_init(int device, int threads) {
     if (threads <= 0) threads = omp_get_num_procs();
     threads_in_use = threads;
     gk_sgemm_select_kernel();
+    gk_accelerate_init();
     last_error[0] = 0;
     return 0;
 }

@@ -23,6 +23,11 @@ const gk_microkernel *gk_microkernel_best(void);
 const gk_microkernel *gk_microkernel_at(int i); /* NULL past the end */
 int gk_microkernel_runs(const gk_microkernel *k);
 
+#if defined(__aarch64__)
+void gk_kernel_neon(int kc, const float *restrict a, const float *restrict b, float *restrict c, long ldc,
+                    float alpha, float beta, int mr, int nr, const float *pf, int pf_first, int pf_every);
+#endif
+
 /* Select a kernel by name ("" = the best this CPU runs); 0 on success. For tests and benchmarks. */
 int gk_sgemm_use_kernel(const char *name);
 

@@ -144,6 +144,9 @@ const gk_microkernel gk_microkernels[] = {
     {"cpu-avx2-one-body", 6, 16, kernel_avx2, kernel_avx2_paced}, /* the body alone: the split's baseline */
     {"cpu-avx512-shape-on-avx2", 12, 32, kernel_avx512_shape_on_avx2, kernel_avx512_shape_on_avx2_paced},
 #endif
+#if defined(__aarch64__)
+    {"cpu-neon", 12, 8, gk_kernel_neon, 1}, /* sgemm_neon.c */
+#endif
     {"cpu-generic", 4, 8, kernel_generic, kernel_generic_paced},
     {NULL, 0, 0, NULL},
 };
@@ -182,6 +185,9 @@ const gk_microkernel *gk_microkernel_best(void) {
     __builtin_cpu_init();
     if (cpu_avx512()) return &gk_microkernels[0];
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &gk_microkernels[1];
+#endif
+#if defined(__aarch64__)
+    return &gk_microkernels[0]; /* cpu-neon: every AArch64 CPU has NEON */
 #endif
     for (const gk_microkernel *k = gk_microkernels; k->name; k++)
         if (strcmp(k->name, "cpu-generic") == 0) return k;
