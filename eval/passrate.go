@@ -94,7 +94,7 @@ func NewRater(ctx context.Context, o Options) (*Rater, error) {
 // Rate samples every problem Eval.Samples times and counts the strictly correct samples. Each
 // call continues the seed stream of the last (the seeds of a batch are drawn from the number of
 // problems rated before it), so the same batches give the same rates. A sample the backend
-// fails on fails the call: a filter must not take a lost sample for a wrong one.
+// or the sandbox fails on fails the call: a filter must not take a lost sample for a wrong one.
 func (r *Rater) Rate(ctx context.Context, problems []data.Problem) ([]PassRate, error) {
 	ro := r.ro
 	ro.Seed = rollout.SampleSeed(r.o.Seed, -4, r.rated)
@@ -108,9 +108,9 @@ func (r *Rater) Rate(ctx context.Context, problems []data.Problem) ([]PassRate, 
 	}
 	failed, first := 0, ""
 	for _, t := range trajs {
-		if t.Finish == rollout.FinishError {
+		if why := infraFailure(t); why != "" {
 			if failed++; first == "" {
-				first = t.Error
+				first = why
 			}
 		}
 	}

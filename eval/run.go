@@ -244,14 +244,16 @@ type runState struct {
 	ckptErr   error
 }
 
-// finish grades a trajectory under both modes and keeps it; a trajectory the backend failed on
-// is not kept (its sample is redone on resume).
+// finish grades a trajectory under both modes and keeps it. A trajectory the infrastructure
+// spoiled — the backend failed, or the sandbox could not run one of its calls (status internal: a
+// pool that did not start, a lost worker) — is not kept: it would score the model zero for the
+// sandbox's fault. Its sample is redone on resume.
 func (s *runState) finish(t rollout.Trajectory) {
-	if t.Finish == rollout.FinishError {
+	if why := infraFailure(t); why != "" {
 		s.mu.Lock()
 		s.failed++
 		if s.firstFail == "" {
-			s.firstFail = t.Error
+			s.firstFail = why
 		}
 		s.mu.Unlock()
 		return
@@ -267,6 +269,22 @@ func (s *runState) finish(t rollout.Trajectory) {
 	s.generated += r.Generated
 	s.count(r)
 	s.bar.Add(1)
+}
+
+// infraFailure says why the infrastructure spoiled t, or "" when it did not.
+func infraFailure(t rollout.Trajectory) string {
+	if t.Finish == rollout.FinishError {
+		return t.Error
+	}
+	if t.InternalToolErrors == 0 {
+		return ""
+	}
+	for _, rec := range t.Turns {
+		if rec.Status == string(exec.StatusInternal) {
+			return "the sandbox could not run a tool call: " + strings.TrimSpace(strings.SplitN(rec.ToolText, "\n", 2)[0])
+		}
+	}
+	return fmt.Sprintf("%d tool calls failed in the sandbox itself", t.InternalToolErrors)
 }
 
 // count adds a record to the running accuracy shown on the bar.

@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"gorstar/config"
+	"gorstar/exec"
 	"gorstar/internal/checkpoint"
 	"gorstar/internal/progress"
 	"gorstar/internal/testmodel"
+	"gorstar/rollout"
 )
 
 func TestMain(m *testing.M) { testmodel.Main(m) }
@@ -148,5 +150,30 @@ func TestEvalWarnsGreedy(t *testing.T) {
 	if len(res.Warnings) != 2 || !strings.Contains(res.Warnings[0], "temperature 0") ||
 		!strings.Contains(res.Warnings[1], "all 2 problems have all 3 samples identical") {
 		t.Errorf("warnings %q", res.Warnings)
+	}
+}
+
+// A trajectory whose tool call the sandbox itself could not run (a pool that did not start under
+// load, a lost worker) is not scored: it would count as the model's wrong answer. The run ends
+// with the samples it kept and a line saying why the rest failed; running it again redoes them.
+func TestEvalDropsSandboxFailures(t *testing.T) {
+	spoiled := rollout.Trajectory{ProblemID: "p0", ToolCalls: 1, InternalToolErrors: 1,
+		Turns: []rollout.TurnRecord{{Status: string(exec.StatusInternal), ToolText: "start zygote: not ready after 2 minutes\nmore"}}}
+	modelsFault := rollout.Trajectory{ProblemID: "p0", ToolCalls: 1, FailedToolCalls: 1,
+		Turns: []rollout.TurnRecord{{Status: string(exec.StatusError), ToolText: "NameError"}}}
+	if why := infraFailure(spoiled); why != "the sandbox could not run a tool call: start zygote: not ready after 2 minutes" {
+		t.Errorf("infraFailure(spoiled) = %q", why)
+	}
+	if why := infraFailure(modelsFault); why != "" {
+		t.Errorf("a call that failed by the model's code is the model's result, got %q", why)
+	}
+	s := &runState{bar: progress.New(1, "eval", progress.Options{Quiet: true})}
+	s.finish(spoiled)
+	if len(s.records) != 0 || s.failed != 1 {
+		t.Fatalf("kept %d records, %d failed; want 0 and 1", len(s.records), s.failed)
+	}
+	err := s.failure(nil, "r.partial.jsonl")
+	if err == nil || !strings.Contains(err.Error(), "1 samples failed, e.g. the sandbox could not run a tool call") {
+		t.Errorf("failure = %v", err)
 	}
 }
