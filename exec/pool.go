@@ -226,7 +226,7 @@ var pythonForkForTests bool
 // Workers is the number of warm workers.
 func (p *Pool) Workers() int { return len(p.slots) }
 
-// Sandbox names the isolation in use: "bwrap", "namespaces" or "none".
+// Sandbox names the isolation in use: "bwrap", "namespaces", "seatbelt" (macOS) or "none".
 func (p *Pool) Sandbox() string { return p.sb.kind }
 
 // Priority is the CPU priority the workers run at: "idle" or "normal" (exec.priority, with "auto"

@@ -260,7 +260,7 @@ func BwrapAvailable() bool {
 }
 
 // AutoSandbox returns the sandbox exec.sandbox = auto picks on this machine for the interpreter
-// python: "bwrap", else "namespaces" (gorstar's own); ErrNoSandbox when neither works.
+// python: on macOS "seatbelt"; elsewhere "bwrap", else "namespaces" (gorstar's own); ErrNoSandbox when neither works.
 func AutoSandbox(python string) (string, error) {
 	s, _, err := chooseSandbox(SandboxAuto, python)
 	if err != nil {
