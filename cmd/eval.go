@@ -37,11 +37,16 @@ func evalCommand() *cli.Command {
 	}
 }
 
-func evalAction(c *cli.Context) error {
+func evalAction(c *cli.Context) (err error) {
 	o, err := globalOptions(c)
 	if err != nil {
 		return err
 	}
+	world, err := joinWorld(c, &o)
+	if err != nil {
+		return err
+	}
+	defer leaveWorld(world, &err)
 	cfg := o.Config.Eval
 	if c.IsSet("samples") {
 		cfg.Samples = c.Int("samples")
@@ -70,6 +75,10 @@ func evalAction(c *cli.Context) error {
 	eo.Engine.KVTokens = c.Int("kv-tokens")
 	eo.Version = version
 	eo.Progress = progress.Options{Out: c.App.ErrWriter, Quiet: o.Quiet || o.JSON}
+	eo.World = world
+	if err := announceWorld(c, world); err != nil {
+		return err
+	}
 	res, err := eval.Run(c.Context, eo)
 	if err != nil {
 		return err

@@ -92,6 +92,18 @@ func TestRankCollectives(t *testing.T) {
 	if string(all) != "aAbBcC" {
 		t.Fatalf("rank %d: all-gather got %q", r, all)
 	}
+	parts, err := GatherBytes(w.Comm, bytes.Repeat([]byte{byte('0' + r)}, r))
+	if err != nil || len(parts) != 3 || string(parts[0]) != "" || string(parts[1]) != "1" || string(parts[2]) != "22" {
+		t.Fatalf("rank %d: GatherBytes got %q, %v", r, parts, err)
+	}
+	var mine []byte
+	if r == 1 {
+		mine = []byte("a longer message from rank 1")
+	}
+	got, err := BroadcastBytes(w.Comm, mine, 1)
+	if err != nil || string(got) != "a longer message from rank 1" {
+		t.Fatalf("rank %d: BroadcastBytes got %q, %v", r, got, err)
+	}
 	if err := w.Comm.Barrier(); err != nil {
 		t.Fatal(err)
 	}

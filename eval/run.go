@@ -61,11 +61,17 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 
 	mdPath, manPath, partialPath := Paths(o.Out)
-	done, ckpt, err := resume(man, partialPath, problems)
-	if err != nil {
+	var done []Record
+	var ckpt *checkpoint.Log[Record] // rank 0's alone under a launcher (shard.go)
+	if o.World.Root() {
+		if done, ckpt, err = resume(man, partialPath, problems); err != nil {
+			return Result{}, err
+		}
+		defer ckpt.Close()
+	}
+	if done, err = shareResumed(o.World, done); err != nil {
 		return Result{}, err
 	}
-	defer ckpt.Close()
 
 	tools := o.Tools
 	if tools == nil {
@@ -77,7 +83,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		tools = lp
 	}
 	run := &runState{o: o, problems: problems, ckpt: ckpt, records: done,
-		bar: progress.New(int64(len(problems)*o.Eval.Samples), "eval", o.Progress)}
+		bar: progress.New(int64(shareOf(o.World, len(problems))*o.Eval.Samples), "eval", o.Progress)}
 	run.bar.Add(len(done))
 	for _, r := range done {
 		run.count(r)
@@ -87,7 +93,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		finished[[2]int{r.ProblemIndex, r.Sample}] = true
 	}
 	ro := rolloutOptions(o, co)
-	ro.Pending = func(i, j int) bool { return !finished[[2]int{i, j}] }
+	ro.Pending = func(i, j int) bool { return ours(o.World, i) && !finished[[2]int{i, j}] }
 	ro.OnFinish = run.finish
 	loop, err := rollout.New(pol.Backend, tools, pol.Tokenizer, ro)
 	if err != nil {
@@ -100,12 +106,19 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := run.failure(runErr, partialPath); err != nil {
 		return Result{}, err
 	}
+	generated, err := run.gatherNew(o.World, len(done))
+	if err != nil {
+		return Result{}, err
+	}
 
 	res := run.result(man)
 	res.Resumed, res.Generated = len(done), len(run.records)-len(done)
 	res.Out, res.Markdown, res.Manifest = o.Out, mdPath, manPath
 	if s := genWall.Seconds(); s > 0 {
-		res.TokensPerS = float64(run.generated) / s
+		res.TokensPerS = float64(generated) / s
+	}
+	if !o.World.Root() {
+		return res, nil
 	}
 	if err := writeAll(o.Out, mdPath, manPath, man, run.records, &res); err != nil {
 		return Result{}, err
@@ -260,7 +273,10 @@ func (s *runState) finish(t rollout.Trajectory) {
 		return
 	}
 	r := record(t, s.problems[t.ProblemIndex])
-	err := s.ckpt.Add(r)
+	var err error
+	if s.ckpt != nil {
+		err = s.ckpt.Add(r)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil && s.ckptErr == nil {
