@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"gorstar/config"
+	"gorstar/dist"
 )
 
 // Options are one RL run: the stage's sections of the configuration and its files.
@@ -39,6 +40,9 @@ type Options struct {
 	// error stops the run, the checkpoint kept. A resumed run does not call it again for a stage
 	// that ended before the resume.
 	StageEnd func(ctx context.Context, stage int, name, modelDir string) error `json:"-"`
+	// World is the data-parallel job this process is a rank of (package dist; parallel.go); nil
+	// trains alone. Every rank runs Run with the same options; rank 0 alone writes Out and reports.
+	World *dist.World `json:"-"`
 }
 
 func (o Options) logf(format string, args ...any) {

@@ -295,6 +295,9 @@ func (t *trainer) finish() (Result, error) {
 			return Result{}, err
 		}
 	}
+	if err := t.o.World.Collectives().Barrier(); err != nil { // the model is written before any rank reads it
+		return Result{}, err
+	}
 	return Result{Steps: t.end, TrainLoss: t.st.trainLoss(), EvalLoss: t.st.EvalLoss, Tokens: t.st.Tokens,
 		TokensPerS: t.st.tokensPerS(), Dropped: t.ds.Dropped, Truncated: t.ds.Truncated}, nil
 }
