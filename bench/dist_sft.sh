@@ -9,7 +9,7 @@
 # since a shared machine's speed drifts.
 #
 # usage: bench/dist_sft.sh [WORKDIR]    (needs go and mpirun; settings: PRESET (small), PER_RANK (2),
-#        STEPS (3), ROUNDS (3), SEED (1); ~5 min on an idle 2-core machine)
+#        STEPS (3), ROUNDS (3), SEED (1); 14 min on the shared 2-core machine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-$(mktemp -d)}
