@@ -75,7 +75,6 @@ func evalAction(c *cli.Context) (err error) {
 	eo.Engine.KVTokens = c.Int("kv-tokens")
 	eo.Version = version
 	eo.Progress = progress.Options{Out: c.App.ErrWriter, Quiet: o.Quiet || o.JSON}
-	eo.World = world
 	if err := announceWorld(c, world); err != nil {
 		return err
 	}
@@ -111,7 +110,7 @@ func evalPolicyOptions(c *cli.Context, o Options, cfg config.Eval, topP float64)
 		Template:  o.Config.Rollout.Template, ToolTextChars: o.Config.Rollout.ToolTextChars,
 		ToolSessions: o.Config.Rollout.ToolSessions, Exec: o.Config.Exec, Concurrency: c.Int("concurrency"),
 		Engine: engine.Options{Seed: uint64(o.Seed)},
-		Warn:   warnFunc(c, o),
+		Warn:   warnFunc(c, o), World: o.World,
 	}, nil
 }
 

@@ -21,6 +21,7 @@ func joinWorld(c *cli.Context, o *Options) (*dist.World, error) {
 	if err != nil {
 		return nil, usererr.New("%v", err)
 	}
+	o.World = w
 	if !w.Distributed() {
 		return w, nil
 	}

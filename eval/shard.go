@@ -82,3 +82,23 @@ func shareOf(w *dist.World, n int) int {
 	}
 	return k
 }
+
+// sumCorrect adds every rank's correct counts (each problem was sampled on one rank) and
+// recomputes the pass rates.
+func sumCorrect(w *dist.World, rates []PassRate) error {
+	if !w.Distributed() {
+		return nil
+	}
+	counts := make([]float64, len(rates))
+	for i, r := range rates {
+		counts[i] = float64(r.Correct)
+	}
+	if err := w.Comm.AllReduceF64(counts); err != nil {
+		return fmt.Errorf("eval: pass rate: sum over ranks: %w", err)
+	}
+	for i := range rates {
+		rates[i].Correct = int(counts[i])
+		rates[i].PassRate = counts[i] / float64(rates[i].Samples)
+	}
+	return nil
+}

@@ -18,8 +18,8 @@ import (
 const rankEnv = "GORSTAR_EVAL_RANK"
 
 // An evaluation in 2 and 3 ranks (problems sharded, rank 0 merging) writes the same results file,
-// table and manifest, byte for byte, as one process; so does a run in 2 ranks resumed from rank
-// 0's checkpoint.
+// table and manifest, byte for byte, as one process, and the same pass rates (data filter); so
+// does a run in 2 ranks resumed from rank 0's checkpoint.
 func TestShardedEvalSameResults(t *testing.T) {
 	mpitest.Command(t, 2) // skips without mpirun
 	dir := t.TempDir()
@@ -45,7 +45,7 @@ func TestShardedEvalSameResults(t *testing.T) {
 	run(2, "two.parquet")
 	run(3, "three.parquet")
 	for _, name := range []string{"two", "three"} {
-		for _, ext := range []string{".parquet", ".md", ".manifest.json"} {
+		for _, ext := range []string{".parquet", ".md", ".manifest.json", ".parquet.rates.json"} {
 			want, err1 := os.ReadFile(filepath.Join(dir, "one"+ext))
 			got, err2 := os.ReadFile(filepath.Join(dir, name+ext))
 			if err1 != nil || err2 != nil || !bytes.Equal(got, want) {
@@ -104,6 +104,43 @@ func TestRankEval(t *testing.T) {
 	o.World = w
 	if _, err := Run(ctxT(t), o); err != nil {
 		t.Fatal(err)
+	}
+	// The pass rates of `data filter --max-pass-rate`, sampled by problem over the ranks.
+	rater, err := NewRater(ctxT(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rater.Close()
+	problems, err := loadProblems(ctxT(t), o.Data, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rates, err := rater.Rate(ctxT(t), problems)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Root() {
+		js, _ := json.Marshal(rates)
+		if err := os.WriteFile(o.Out+".rates.json", js, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The counts of problem i, known to rank i mod size alone, reach every rank.
+	counts := make([]PassRate, 5)
+	for i := range counts {
+		counts[i].Samples = 4
+		if ours(w, i) {
+			counts[i].Correct = i%4 + 1
+			counts[i].PassRate = float64(i%4+1) / 4
+		}
+	}
+	if err := sumCorrect(w, counts); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range counts {
+		if c.Correct != i%4+1 || c.PassRate != float64(i%4+1)/4 {
+			t.Fatalf("rank %d: summed pass rate of problem %d: %+v", w.Rank, i, c)
+		}
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
