@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -55,11 +57,16 @@ type filterResult struct {
 	PassRates string `json:"pass_rates,omitempty"`
 }
 
-func dataFilter(c *cli.Context) error {
+func dataFilter(c *cli.Context) (err error) {
 	o, err := globalOptions(c)
 	if err != nil {
 		return err
 	}
+	world, err := joinWorld(c, &o)
+	if err != nil {
+		return err
+	}
+	defer leaveWorld(world, &err)
 	if err := checkFilterFlags(c); err != nil {
 		return err
 	}
@@ -77,6 +84,17 @@ func dataFilter(c *cli.Context) error {
 		return err
 	}
 	defer fc.close()
+	if err := announceWorld(c, world); err != nil {
+		return err
+	}
+	if !o.World.Root() { // rank 0 writes --out; the others filter into a scratch file
+		scratch, err := os.MkdirTemp("", "gorstar-filter-rank-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(scratch)
+		out = filepath.Join(scratch, filepath.Base(out))
+	}
 	fo := data.FilterOptions{
 		In: in, Out: out,
 		IntegerAnswers: c.Bool("integer-answers"),
@@ -227,7 +245,7 @@ func (fc *filterChecks) openRater(c *cli.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if p := c.String("pass-rates"); p != "" {
+	if p := c.String("pass-rates"); p != "" && o.World.Root() {
 		if fc.rates, err = atomicfile.Create(p); err != nil {
 			return err
 		}

@@ -37,11 +37,16 @@ func evalCommand() *cli.Command {
 	}
 }
 
-func evalAction(c *cli.Context) error {
+func evalAction(c *cli.Context) (err error) {
 	o, err := globalOptions(c)
 	if err != nil {
 		return err
 	}
+	world, err := joinWorld(c, &o)
+	if err != nil {
+		return err
+	}
+	defer leaveWorld(world, &err)
 	cfg := o.Config.Eval
 	if c.IsSet("samples") {
 		cfg.Samples = c.Int("samples")
@@ -80,6 +85,9 @@ func evalAction(c *cli.Context) error {
 	eo.Engine.KVTokens = c.Int("kv-tokens")
 	eo.Version = version
 	eo.Progress = progress.Options{Out: c.App.ErrWriter, Quiet: o.Quiet || o.JSON}
+	if err := announceWorld(c, world); err != nil {
+		return err
+	}
 	res, err := eval.Run(c.Context, eo)
 	if err != nil {
 		return err
@@ -116,7 +124,7 @@ func evalPolicyOptions(c *cli.Context, o Options, cfg config.Eval, topP float64)
 		Template:  o.Config.Rollout.Template, ToolTextChars: o.Config.Rollout.ToolTextChars,
 		ToolSessions: o.Config.Rollout.ToolSessions, Exec: o.Config.Exec, Concurrency: c.Int("concurrency"),
 		Engine: engine.Options{Seed: uint64(o.Seed)},
-		Warn:   warnFunc(c, o),
+		Warn:   warnFunc(c, o), World: o.World,
 	}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/config"
+	"gorstar/dist"
 	"gorstar/internal/progress"
 	"gorstar/internal/usererr"
 )
@@ -20,6 +21,7 @@ type Options struct {
 	Seed    int64
 	Threads int
 	Device  string
+	World   *dist.World // the launcher's job this process is a rank of (joinWorld); nil: alone
 }
 
 func globalFlags() []cli.Flag {

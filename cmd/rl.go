@@ -35,12 +35,20 @@ func rlCommand() *cli.Command {
 	}
 }
 
-func rlAction(c *cli.Context) error {
+func rlAction(c *cli.Context) (err error) {
 	o, err := globalOptions(c)
 	if err != nil {
 		return err
 	}
+	world, err := joinWorld(c, &o)
+	if err != nil {
+		return err
+	}
+	defer leaveWorld(world, &err)
 	if err := initKernels(o); err != nil {
+		return err
+	}
+	if err := announceWorld(c, world); err != nil {
 		return err
 	}
 	cfg := *o.Config
@@ -56,7 +64,7 @@ func rlAction(c *cli.Context) error {
 	opts := rl.Options{Model: c.String("model"), Data: orDefault(c.String("data"), cfg.Data.Train),
 		EvalData: orDefault(c.String("eval-data"), cfg.Data.Eval), Out: c.String("out"), Resume: c.Bool("resume"),
 		RL: cfg.RL, Rollout: cfg.Rollout, Reward: cfg.Reward, Exec: cfg.Exec, Eval: cfg.Eval, Seed: uint64(o.Seed),
-		ServedModel: c.String("served-model"), Precision: model.Precision(cfg.Model.DType)}
+		ServedModel: c.String("served-model"), Precision: model.Precision(cfg.Model.DType), World: world}
 	total := 0
 	for _, s := range cfg.RL.Stages {
 		total += s.Steps

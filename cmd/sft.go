@@ -82,11 +82,16 @@ func sftConfig(c *cli.Context, base config.SFT) (config.SFT, error) {
 	return s, nil
 }
 
-func sftRun(c *cli.Context) error {
+func sftRun(c *cli.Context) (err error) {
 	o, err := globalOptions(c)
 	if err != nil {
 		return err
 	}
+	world, err := joinWorld(c, &o)
+	if err != nil {
+		return err
+	}
+	defer leaveWorld(world, &err)
 	// Not urfave's Required: that would demand them of `sft bench` too.
 	for _, name := range []string{"model", "data", "out"} {
 		if c.String(name) == "" {
@@ -100,9 +105,12 @@ func sftRun(c *cli.Context) error {
 	if err := initKernels(o); err != nil {
 		return err
 	}
+	if err := announceWorld(c, world); err != nil {
+		return err
+	}
 	var bar *progress.Bar
 	defer func() { bar.Finish() }()
-	res, err := sft.Run(c.Context, sft.Options{
+	res, err := sft.Run(c.Context, sft.Options{World: world,
 		Model: c.String("model"), Data: c.String("data"), EvalData: c.String("eval-data"), Out: c.String("out"),
 		Resume: c.Bool("resume"), Config: cfg, Template: o.Config.Rollout.Template, Seed: uint64(o.Seed),
 		Precision: model.Precision(o.Config.Model.DType),

@@ -28,11 +28,16 @@ func trainCommand() *cli.Command {
 	}
 }
 
-func trainRun(c *cli.Context) error {
+func trainRun(c *cli.Context) (err error) {
 	o, err := globalOptions(c)
 	if err != nil {
 		return err
 	}
+	world, err := joinWorld(c, &o)
+	if err != nil {
+		return err
+	}
+	defer leaveWorld(world, &err)
 	if c.NArg() > 0 {
 		return usererr.New("train: unexpected argument %q (see `gorstar train --help`)", c.Args().First())
 	}
@@ -43,12 +48,15 @@ func trainRun(c *cli.Context) error {
 	if err := initKernels(o); err != nil {
 		return err
 	}
+	if err := announceWorld(c, world); err != nil {
+		return err
+	}
 	var log io.Writer = c.App.ErrWriter
 	if o.Quiet {
 		log = io.Discard
 	}
 	res, err := train.Run(c.Context, train.Options{Config: *o.Config, Dir: dir, From: c.String("from"),
-		Only: c.String("only"), Version: version, Log: log, Quiet: o.Quiet})
+		Only: c.String("only"), Version: version, Log: log, Quiet: o.Quiet, World: world})
 	if err != nil {
 		return err
 	}

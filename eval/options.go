@@ -2,6 +2,7 @@ package eval
 
 import (
 	"gorstar/config"
+	"gorstar/dist"
 	"gorstar/engine"
 	"gorstar/exec"
 	"gorstar/internal/progress"
@@ -54,6 +55,9 @@ type Options struct {
 	Progress progress.Options
 	// Warn receives warnings (identical samples, greedy k > 1, endpoint retries); nil drops them.
 	Warn func(string)
+	// World is the data-parallel job this process is a rank of (package dist; shard.go): each
+	// rank rolls out its share of the problems and rank 0 writes the results. nil: alone.
+	World *dist.World
 }
 
 // Result is Run's report: the summary under strict grading (the fields of `gorstar eval --json`),

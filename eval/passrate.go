@@ -98,6 +98,9 @@ func NewRater(ctx context.Context, o Options) (*Rater, error) {
 func (r *Rater) Rate(ctx context.Context, problems []data.Problem) ([]PassRate, error) {
 	ro := r.ro
 	ro.Seed = rollout.SampleSeed(r.o.Seed, -4, r.rated)
+	if w := r.o.World; w.Distributed() { // this rank's problems; the counts are summed below
+		ro.Pending = func(i, _ int) bool { return ours(w, i) }
+	}
 	loop, err := rollout.New(r.pol.Backend, r.tools, r.pol.Tokenizer, ro)
 	if err != nil {
 		return nil, err
@@ -118,7 +121,8 @@ func (r *Rater) Rate(ctx context.Context, problems []data.Problem) ([]PassRate, 
 		return nil, usererr.New("eval: pass rate: %d of %d samples failed, e.g. %s", failed, len(trajs), first)
 	}
 	r.rated += len(problems)
-	return PassRates(problems, ro.Samples, trajs, func(t rollout.Trajectory) bool { return t.Correct }), nil
+	rates := PassRates(problems, ro.Samples, trajs, func(t rollout.Trajectory) bool { return t.Correct })
+	return rates, sumCorrect(r.o.World, rates)
 }
 
 // Close releases the policy and the sandbox pool.

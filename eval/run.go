@@ -60,11 +60,17 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	defer pol.close()
 
 	mdPath, manPath, partialPath := Paths(o.Out)
-	done, ckpt, err := resume(man, partialPath, problems)
-	if err != nil {
+	var done []Record
+	var ckpt *checkpoint.Log[Record] // rank 0's alone under a launcher (shard.go)
+	if o.World.Root() {
+		if done, ckpt, err = resume(man, partialPath, problems); err != nil {
+			return Result{}, err
+		}
+		defer ckpt.Close()
+	}
+	if done, err = shareResumed(o.World, done); err != nil {
 		return Result{}, err
 	}
-	defer ckpt.Close()
 
 	tools := o.Tools
 	if tools == nil {
@@ -76,7 +82,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		tools = lp
 	}
 	run := &runState{o: o, problems: problems, ckpt: ckpt, records: done,
-		bar: progress.New(int64(len(problems)*o.Eval.Samples), "eval", o.Progress)}
+		bar: progress.New(int64(shareOf(o.World, len(problems))*o.Eval.Samples), "eval", o.Progress)}
 	run.bar.Add(len(done))
 	for _, r := range done {
 		run.count(r)
@@ -86,13 +92,17 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		finished[[2]int{r.ProblemIndex, r.Sample}] = true
 	}
 	ro := rolloutOptions(o, co)
-	ro.Pending = func(i, j int) bool { return !finished[[2]int{i, j}] }
+	ro.Pending = func(i, j int) bool { return ours(o.World, i) && !finished[[2]int{i, j}] }
 	ro.OnFinish = run.finish
 	genStart := time.Now()
 	runErr := pol.run(ctx, tools, ro, problems)
 	genWall := time.Since(genStart)
 	run.bar.Finish()
 	if err := run.failure(runErr, partialPath); err != nil {
+		return Result{}, err
+	}
+	generated, err := run.gatherNew(o.World, len(done))
+	if err != nil {
 		return Result{}, err
 	}
 
@@ -103,7 +113,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	res.Resumed, res.Generated = len(done), len(run.records)-len(done)
 	res.Out, res.Markdown, res.Manifest = o.Out, mdPath, manPath
 	if s := genWall.Seconds(); s > 0 {
-		res.TokensPerS = float64(run.generated) / s
+		res.TokensPerS = float64(generated) / s
+	}
+	if !o.World.Root() {
+		return res, nil
 	}
 	if err := writeAll(o.Out, mdPath, manPath, man, run.records, &res); err != nil {
 		return Result{}, err
@@ -259,7 +272,10 @@ func (s *runState) finish(t rollout.Trajectory) {
 		return
 	}
 	r := record(t, s.problems[t.ProblemIndex])
-	err := s.ckpt.Add(r)
+	var err error
+	if s.ckpt != nil {
+		err = s.ckpt.Add(r)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil && s.ckptErr == nil {

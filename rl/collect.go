@@ -55,6 +55,9 @@ func (t *trainer) rollouts(ctx context.Context, problems []data.Problem, o rollo
 	// rl.infra_retries the run stops with a resumable checkpoint.
 	for attempt := 1; mostCallsFailed(trajs); attempt++ {
 		res, ok := canary(ctx, t.tools)
+		if ok, err = everyRank(t.o.World, ok); err != nil {
+			return nil, err
+		}
 		if ok {
 			break
 		}
@@ -111,6 +114,7 @@ func (t *trainer) runLoop(ctx context.Context, problems []data.Problem, o rollou
 	if t.remote != nil {
 		b = t.remote.backend
 	}
+	shareLoop(t.o.World, &o) // under a launcher: this rank's problems, then every rank's (parallel.go)
 	loop, err := rollout.New(b, t.tools, t.tok, o)
 	if err != nil {
 		return nil, rollout.Summary{}, err
@@ -118,6 +122,9 @@ func (t *trainer) runLoop(ctx context.Context, problems []data.Problem, o rollou
 	trajs, sum, err := loop.Run(ctx, problems)
 	if err == nil && t.remote != nil {
 		err = t.checkVersions(trajs)
+	}
+	if err == nil {
+		trajs, err = gatherLoop(t.o.World, trajs)
 	}
 	return trajs, sum, err
 }

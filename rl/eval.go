@@ -40,5 +40,8 @@ func (t *trainer) logEvalBeforeTraining(ctx context.Context) error {
 	}
 	met.Stage = t.o.RL.Stages[0].Name
 	t.o.logf("rl: held-out accuracy before RL: %.3f", *met.EvalAccuracy)
+	if t.met == nil { // rank 0's alone under a launcher
+		return nil
+	}
 	return t.met.Write(met)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"gorstar/config"
+	"gorstar/dist"
 	"gorstar/model"
 	"gorstar/rollout"
 )
@@ -48,6 +49,9 @@ type Options struct {
 	// name and the step number, after the update; the pipeline keeps a few for its report. An
 	// error stops the run.
 	StepTrajectories func(stage string, step int, trajs []rollout.Trajectory) error `json:"-"`
+	// World is the data-parallel job this process is a rank of (package dist; parallel.go); nil
+	// trains alone. Every rank runs Run with the same options; rank 0 alone writes Out and reports.
+	World *dist.World `json:"-"`
 }
 
 func (o Options) logf(format string, args ...any) {

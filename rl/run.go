@@ -48,11 +48,17 @@ type trainer struct {
 func Run(ctx context.Context, o Options) (Result, error) {
 	runtime.LockOSThread() // one OpenMP team serves this goroutine (libgomp keeps one per OS thread)
 	defer runtime.UnlockOSThread()
+	if !o.World.Root() { // rank 0 reports and writes for the job
+		o.Progress, o.Logf = nil, nil
+	}
 	t, err := prepare(ctx, o)
 	if err != nil {
 		return Result{}, err
 	}
 	defer t.close()
+	if err := t.checkSameWeights(t.st.Step); err != nil {
+		return Result{}, err
+	}
 	if t.st.Step == 0 {
 		if err := t.logEvalBeforeTraining(ctx); err != nil {
 			return Result{}, err
@@ -76,6 +82,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 // prepare checks the options, reads the data and loads (or resumes) the policy and the tools.
 func prepare(ctx context.Context, o Options) (*trainer, error) {
 	if err := validate(o); err != nil {
+		return nil, err
+	}
+	if err := checkWorld(o); err != nil {
 		return nil, err
 	}
 	if err := checkOut(o.Out, o.Resume); err != nil {
@@ -124,6 +133,9 @@ func prepare(ctx context.Context, o Options) (*trainer, error) {
 	from := -1
 	if o.Resume {
 		from = t.st.Step
+	}
+	if !o.World.Root() {
+		return t, nil
 	}
 	if t.met, err = metricslog.Open(o.Out, from); err != nil {
 		t.close()

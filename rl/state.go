@@ -162,6 +162,10 @@ func (t *trainer) resume() error {
 // checkpoint saves the state after the step just done (on the engine's goroutine, where the
 // model lives) and records where the data stands.
 func (t *trainer) checkpoint(ctx context.Context) error {
+	if !t.o.World.Root() { // rank 0 writes; the others wait until it is there (StageEnd reads it)
+		return t.o.World.Collectives().Barrier()
+	}
+	defer t.o.World.Collectives().Barrier()
 	extra, err := json.Marshal(t.st)
 	if err != nil {
 		return err

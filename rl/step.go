@@ -79,7 +79,7 @@ func (t *trainer) update(ctx context.Context, seqs []sequence, lr float64, met *
 		maxDelta = 0
 	}
 	u := &updater{opt: t.opt, loss: t.loss, miniBatches: t.o.RL.MiniBatches, maxTokens: t.o.RL.MicroBatchTokens,
-		maxDelta: maxDelta, lr: lr, rng: t.rng, logf: t.o.logf}
+		maxDelta: maxDelta, lr: lr, rng: t.rng, logf: t.o.logf, world: t.o.World}
 	var st updateStats
 	err := t.withModel(ctx, func(m *model.Model) error {
 		u.m = m
@@ -146,8 +146,15 @@ func (t *trainer) endStep(ctx context.Context, met StepMetrics, seconds float64)
 	}
 	t.st.Last = met
 	t.st.Stages[len(t.st.Stages)-1].add(met, within+1)
-	if err := t.met.Write(met); err != nil {
-		return err
+	if t.met != nil { // rank 0's alone under a launcher
+		if err := t.met.Write(met); err != nil {
+			return err
+		}
+	}
+	if last || t.st.Step%weightCheckEvery == 0 {
+		if err := t.checkSameWeights(t.st.Step); err != nil {
+			return err
+		}
 	}
 	if stageEnd || c.SaveEvery > 0 && t.st.Step%c.SaveEvery == 0 {
 		if err := t.checkpoint(ctx); err != nil {
@@ -181,8 +188,13 @@ func (s *StageResult) add(m StepMetrics, steps int) {
 
 // finish publishes the final model and sums the run up.
 func (t *trainer) finish() (Result, error) {
-	err := t.withModel(context.Background(), func(m *model.Model) error { return m.SaveInto(t.o.Out) })
-	if err != nil {
+	if t.o.World.Root() {
+		err := t.withModel(context.Background(), func(m *model.Model) error { return m.SaveInto(t.o.Out) })
+		if err != nil {
+			return Result{}, err
+		}
+	}
+	if err := t.o.World.Collectives().Barrier(); err != nil { // the model is written before any rank reads it
 		return Result{}, err
 	}
 	l := t.st.Last

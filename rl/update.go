@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gorstar/dist"
 	"gorstar/model"
 	"gorstar/rollout"
 )
@@ -155,6 +156,8 @@ type updater struct {
 	lr          float64
 	rng         *rand.Rand
 	logf        func(string, ...any)
+	world       *dist.World // data-parallel: this rank's share of each mini-batch (parallel.go)
+	tokens      []int       // generated tokens of each whole mini-batch, over every rank
 }
 
 // run recomputes the old log-probabilities of every sequence, checks them against the rollout's,
@@ -174,13 +177,16 @@ func (u *updater) run(seqs []sequence) (updateStats, error) {
 			scatter(p, seqs, res.LogProbs, func(s *sequence) *[]float32 { return &s.old })
 		}
 	}
-	if err := st.mismatch(seqs, u.maxDelta); err != nil {
+	if err := st.mismatch(seqs, u.maxDelta, u.world); err != nil {
 		return st, err
 	}
 	for i, passes := range minis {
-		if err := u.miniBatch(seqs, passes, &st); err != nil {
+		if err := u.miniBatch(seqs, passes, u.tokens[i], &st); err != nil {
 			return st, fmt.Errorf("mini-batch %d: %w", i+1, err)
 		}
+	}
+	if err := sumOver(u.world, &st.loss, &st.clipFraction, &st.approxKL, &st.tisCapped); err != nil {
+		return st, err
 	}
 	n := float64(len(minis))
 	st.loss, st.clipFraction, st.approxKL, st.gradNorm = st.loss/n, st.clipFraction/n, st.approxKL/n, st.gradNorm/n
@@ -196,7 +202,12 @@ func (u *updater) plan(seqs []sequence) ([][]pass, error) {
 	var minis [][]pass
 	for i := range k {
 		idx := order[i*len(order)/k : (i+1)*len(order)/k]
-		passes, err := planPasses(seqs, idx, u.maxTokens)
+		tokens := 0
+		for _, j := range idx {
+			tokens += seqs[j].genTokens()
+		}
+		u.tokens = append(u.tokens, tokens)
+		passes, err := planPasses(seqs, shardIdx(idx, u.world), u.maxTokens)
 		if err != nil {
 			return nil, err
 		}
@@ -209,9 +220,12 @@ func (u *updater) plan(seqs []sequence) ([][]pass, error) {
 // entropy estimate; past maxDelta it fails the step: the engine and the trainer share the
 // kernels, so a gap means a bug (stale weights, misaligned tokens), not noise. (Remote rollouts
 // pass 0: other kernels, a gap TIS corrects.)
-func (st *updateStats) mismatch(seqs []sequence, maxDelta float64) error {
+func (st *updateStats) mismatch(seqs []sequence, maxDelta float64, w *dist.World) error {
 	sum, sumLP, n := 0.0, 0.0, 0
 	for _, s := range seqs {
+		if s.old == nil { // another rank's sequence
+			continue
+		}
 		for i, g := range s.gen {
 			if !g {
 				continue
@@ -221,6 +235,17 @@ func (st *updateStats) mismatch(seqs []sequence, maxDelta float64) error {
 			sum += d
 			sumLP -= float64(s.old[i])
 			n++
+		}
+	}
+	if w.Distributed() {
+		count := float64(n)
+		if err := sumOver(w, &sum, &sumLP, &count); err != nil {
+			return err
+		}
+		n = int(count)
+		var err error
+		if st.deltaMax, err = maxOver(w, st.deltaMax); err != nil {
+			return err
 		}
 	}
 	if n > 0 {
@@ -235,16 +260,9 @@ func (st *updateStats) mismatch(seqs []sequence, maxDelta float64) error {
 
 // miniBatch accumulates the gradient of the mini-batch's token-level loss over its passes and
 // applies one AdamW step; a non-finite loss or gradient skips the step.
-func (u *updater) miniBatch(seqs []sequence, passes []pass, st *updateStats) error {
-	tokens := 0
-	for _, p := range passes {
-		for _, row := range p.rows {
-			for _, k := range row {
-				tokens += seqs[k].genTokens()
-			}
-		}
-	}
+func (u *updater) miniBatch(seqs []sequence, passes []pass, tokens int, st *updateStats) error {
 	u.m.ZeroGrads()
+	skip, badLoss := false, 0.0 // a non-finite loss on any rank skips the step on every rank
 	for _, p := range passes {
 		res, err := u.m.Forward(p.batch(seqs))
 		if err != nil {
@@ -255,9 +273,8 @@ func (u *updater) miniBatch(seqs []sequence, passes []pass, st *updateStats) err
 			return err
 		}
 		if math.IsNaN(lr.Loss) || math.IsInf(lr.Loss, 0) {
-			st.skipped++
-			u.logf("rl: mini-batch skipped: loss %g", lr.Loss)
-			return nil
+			skip, badLoss = true, lr.Loss
+			break
 		}
 		if err := u.m.Backward(lr.Weights); err != nil {
 			return err
@@ -267,6 +284,22 @@ func (u *updater) miniBatch(seqs []sequence, passes []pass, st *updateStats) err
 		st.clipFraction += lr.ClipFraction * share
 		st.approxKL += lr.ApproxKL * share
 		st.tisCapped += lr.TISCappedFraction * share
+	}
+	finite, err := everyRank(u.world, !skip)
+	if err != nil {
+		return err
+	}
+	if !finite {
+		st.skipped++
+		if skip {
+			u.logf("rl: mini-batch skipped: loss %g", badLoss)
+		} else {
+			u.logf("rl: mini-batch skipped: a non-finite loss on another rank")
+		}
+		return nil
+	}
+	if err := allReduceGrads(u.m, u.world); err != nil {
+		return err
 	}
 	up, err := u.opt.Update(u.lr)
 	if err != nil { // only a non-finite gradient norm fails: the step was skipped

@@ -14,6 +14,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(rankEnv) != "" {
+		os.Exit(runRank()) // a rank of a data-parallel test (parallel_test.go): 1 thread
+	}
 	if err := kernels.Init(0, 2); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

@@ -2,6 +2,7 @@ package sft
 
 import (
 	"gorstar/config"
+	"gorstar/dist"
 	"gorstar/model"
 )
 
@@ -25,6 +26,9 @@ type Options struct {
 	Progress func(Progress)
 	// Logf, when set, receives one-line notes: the overlong policy's counts, checkpoints written.
 	Logf func(format string, args ...any)
+	// World is the data-parallel job this process is a rank of (package dist); nil trains alone.
+	// Every rank runs Run with the same options; rank 0 alone writes Out and reports.
+	World *dist.World
 }
 
 // Progress is the state after one optimizer step.

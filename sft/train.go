@@ -47,17 +47,28 @@ type stepStats struct {
 func Run(ctx context.Context, o Options) (Result, error) {
 	runtime.LockOSThread() // one OpenMP team serves this goroutine (libgomp keeps one per OS thread)
 	defer runtime.UnlockOSThread()
+	if !o.World.Root() { // rank 0 reports and writes for the job
+		o.Progress, o.Logf = nil, nil
+	}
 	t, err := prepare(o)
 	if err != nil {
 		return Result{}, err
 	}
 	defer t.close()
+	if err := checkSameWeights(t.m, o.World, t.start); err != nil {
+		return Result{}, err
+	}
 	for s := t.start; s < t.end; s++ {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
 		if err := t.runStep(s); err != nil {
 			return Result{}, err
+		}
+		if (s+1)%weightCheckEvery == 0 || s+1 == t.end {
+			if err := checkSameWeights(t.m, o.World, s+1); err != nil {
+				return Result{}, err
+			}
 		}
 	}
 	return t.finish()
@@ -108,6 +119,9 @@ func prepare(o Options) (*trainer, error) {
 	keep := t.start // a run at step 0, fresh or resumed, keeps no earlier lines
 	if keep == 0 {
 		keep = -1
+	}
+	if !o.World.Root() {
+		return t, nil
 	}
 	if t.metrics, err = metricslog.Open(o.Out, keep); err != nil {
 		t.close()
@@ -201,6 +215,9 @@ func (t *trainer) runStep(s int) error {
 			t.o.logf("sft: held-out loss %.4f still above sft.until_eval_loss %g after %d extra epochs", t.st.EvalLoss, t.until, c.ExtraEpochs)
 		}
 	}
+	if !t.o.World.Root() {
+		return nil
+	}
 	if err := t.metrics.Write(rec); err != nil {
 		return err
 	}
@@ -228,7 +245,7 @@ func (t *trainer) trainStep(s int) (stepStats, error) {
 	scale := float32(1 / float64(stepTargets(t.ex, step)))
 	t.m.ZeroGrads()
 	var ss stepStats
-	for _, mb := range microBatches(t.ex, rowsOf(t.ex, step, t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens) {
+	for _, mb := range microBatches(t.ex, rowsOf(t.ex, shard(step, t.o.World), t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens) {
 		b, real := buildBatch(t.ex, mb, scale)
 		res, err := t.m.ForwardBackward(b)
 		if err != nil {
@@ -236,6 +253,9 @@ func (t *trainer) trainStep(s int) (stepStats, error) {
 		}
 		ss.loss += res.Loss
 		ss.tokens += real
+	}
+	if err := t.reduceStep(&ss); err != nil {
+		return ss, err
 	}
 	ss.lr = rl.Schedule(min(s, t.base-1), t.base, t.warmup, t.o.Config.LR, t.kind) // added steps: the last rate
 	up, err := t.opt.Update(ss.lr)
@@ -255,7 +275,7 @@ func (t *trainer) evaluate() error {
 	}
 	scale := float32(1 / float64(stepTargets(t.held, all)))
 	loss := 0.0
-	for _, mb := range microBatches(t.held, rowsOf(t.held, all, t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens) {
+	for _, mb := range microBatches(t.held, rowsOf(t.held, shard(all, t.o.World), t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens) {
 		b, _ := buildBatch(t.held, mb, scale)
 		res, err := t.m.Forward(b)
 		if err != nil {
@@ -264,7 +284,7 @@ func (t *trainer) evaluate() error {
 		loss += res.Loss
 	}
 	t.st.EvalLoss = loss
-	return nil
+	return allReduceSums(t.o.World, &t.st.EvalLoss)
 }
 
 // finish publishes the final model and sums the run up.
@@ -274,7 +294,12 @@ func (t *trainer) finish() (Result, error) {
 			return Result{}, err
 		}
 	}
-	if err := t.m.SaveInto(t.o.Out); err != nil {
+	if t.o.World.Root() {
+		if err := t.m.SaveInto(t.o.Out); err != nil {
+			return Result{}, err
+		}
+	}
+	if err := t.o.World.Collectives().Barrier(); err != nil { // the model is written before any rank reads it
 		return Result{}, err
 	}
 	return Result{Steps: t.end, TrainLoss: t.st.trainLoss(), EvalLoss: t.st.EvalLoss, Tokens: t.st.Tokens,

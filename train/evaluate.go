@@ -50,8 +50,8 @@ func (p *pipeline) runEval(ctx context.Context, after, modelDir string) error {
 		ToolSessions: c.Rollout.ToolSessions, Exec: c.Exec,
 		Engine: engine.Options{Seed: uint64(c.Run.Seed)}, Version: p.o.Version,
 		Progress: progress.Options{Out: p.log, Quiet: p.o.Quiet},
-		Warn:     func(s string) { p.logf("eval %s: warning: %s", after, s) }})
-	if err != nil {
+		Warn:     func(s string) { p.logf("eval %s: warning: %s", after, s) }, World: p.worldOf()})
+	if err != nil || !p.root() { // rank 0 writes the results and the summary
 		return err
 	}
 	records, err := eval.ReadResults(res.Out)

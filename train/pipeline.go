@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gorstar/config"
+	"gorstar/dist"
 	"gorstar/internal/atomicfile"
 	"gorstar/internal/usererr"
 )
@@ -30,6 +31,10 @@ type Options struct {
 	Log io.Writer
 	// Quiet silences progress bars (notes and headers still go to Log when it is set).
 	Quiet bool
+
+	// World is the data-parallel job this process is a rank of (package dist; world.go); nil:
+	// alone.
+	World *dist.World
 
 	// afterRLStep, set by tests, runs after each RL step's metrics and checkpoint are written.
 	afterRLStep func(step int)
@@ -67,7 +72,7 @@ type pipeline struct {
 func Run(ctx context.Context, o Options) (Result, error) {
 	p := &pipeline{o: o, cfg: o.Config, lay: Layout{Dir: o.Dir}, log: o.Log, began: time.Now(),
 		selected: map[string]bool{}}
-	if p.log == nil {
+	if p.log == nil || !p.root() {
 		p.log = io.Discard
 	}
 	p.stages = p.plan()
@@ -82,29 +87,37 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	lock, err := AcquireLock(o.Dir)
-	if err != nil {
-		return Result{}, err
-	}
-	defer lock.Release()
-	for _, n := range notes {
-		fmt.Fprintln(p.log, n)
-	}
-	if err := p.writeConfig(); err != nil {
-		return Result{}, err
+	if p.root() {
+		lock, err := AcquireLock(o.Dir)
+		if err != nil {
+			return Result{}, err
+		}
+		defer lock.Release()
+		for _, n := range notes {
+			fmt.Fprintln(p.log, n)
+		}
+		if err := p.writeConfig(); err != nil {
+			return Result{}, err
+		}
 	}
 	for _, s := range selected {
 		p.selected[s.name] = true
-		if o.From != "" || o.Only != "" { // redo: all selected outputs go before any stage runs
+		if p.root() && (o.From != "" || o.Only != "") { // redo: all selected outputs go before any stage runs
 			if err := p.clear(s); err != nil {
 				return Result{}, err
 			}
 		}
 	}
+	if err := p.barrier(); err != nil { // the other ranks start once the directory is ready
+		return Result{}, err
+	}
 	for _, s := range selected {
 		if err := p.runStage(ctx, s); err != nil {
 			return Result{}, diskFull(err)
 		}
+	}
+	if !p.root() {
+		return Result{RunDir: p.lay.Dir}, nil
 	}
 	return p.result()
 }
@@ -112,6 +125,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 // runStage records the stage's command and runs it unless its marker says it is done.
 func (p *pipeline) runStage(ctx context.Context, s *stage) error {
 	for _, c := range s.commands() {
+		if !p.root() {
+			break
+		}
 		if err := RecordCommand(p.lay.Commands(), c); err != nil {
 			return err
 		}
@@ -122,10 +138,18 @@ func (p *pipeline) runStage(ctx context.Context, s *stage) error {
 	}
 	fmt.Fprintf(p.log, "== %s\n", s.name)
 	began := time.Now()
-	if err := s.run(ctx); err != nil {
+	if p.root() || parallelStage(s.name) {
+		if err := s.run(ctx); err != nil {
+			return err
+		}
+	}
+	if !p.root() {
+		return p.barrier()
+	}
+	if err := p.markDone(s.name, time.Since(began).Seconds()); err != nil {
 		return err
 	}
-	return p.markDone(s.name, time.Since(began).Seconds())
+	return p.barrier()
 }
 
 // selectStages applies --from and --only to the plan.

@@ -1,0 +1,154 @@
+package dist
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Comm is the collectives a data-parallel job needs. Every rank calls each one in the same order
+// with buffers of the same length; a call returns when this rank's part is done. The sums are
+// deterministic for a given world size and buffer (the same bits on every run and on every rank),
+// not across world sizes: floating-point addition is not associative.
+//
+// Collectives take no context: MPI cannot abandon one half way, and a rank that stops calling
+// them makes the launcher end the job (see World.Abort).
+type Comm interface {
+	// AllReduceF32 replaces buf on every rank with the element-wise sum over the ranks.
+	AllReduceF32(buf []float32) error
+	// AllReduceF64 is AllReduceF32 in float64 (metrics, losses, counts).
+	AllReduceF64(buf []float64) error
+	// Broadcast copies root's buf into every other rank's buf.
+	Broadcast(buf []byte, root int) error
+	// AllGather returns every rank's send concatenated in rank order.
+	AllGather(send []byte) ([]byte, error)
+	// Barrier returns once every rank has called it.
+	Barrier() error
+}
+
+// World is this process's place in a job and the collectives over it.
+type World struct {
+	Place
+	Comm  Comm
+	Cores []int // the CPUs this rank runs on (after pinning), in order
+	// Transport names the collectives' implementation, e.g. "Open MPI v4.1.4, libmpi.so.40".
+	Transport string
+	mpi       *mpiComm
+}
+
+// Join reads the launcher's environment, pins the process to its share of the node's cores and
+// connects the collectives. Without a launcher, or with a world of one, it returns a World of
+// size 1 whose collectives do nothing and pins nothing. A torchrun-style environment needs an
+// MPI library for the collectives (no TCP transport is built in); so does every world of two or
+// more: a missing or mismatched library is an error of one line.
+func Join() (*World, error) {
+	p, err := PlaceFromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	w := &World{Place: p, Comm: single{}}
+	if p.Size == 1 {
+		w.Cores, _ = allowedCores()
+		return w, nil
+	}
+	if w.Cores, err = pinShare(p.LocalRank, p.LocalSize); err != nil {
+		return nil, fmt.Errorf("rank %d: pin to the node's cores: %w", p.Rank, err)
+	}
+	m, err := openMPI(p)
+	if err != nil {
+		how := ""
+		if p.Launcher == "torchrun" {
+			how = " (a torchrun-style launch uses MPI for its collectives; gorstar has no TCP transport of its own)"
+		}
+		return nil, fmt.Errorf("rank %d of %d (%s): %w%s", p.Rank, p.Size, p.Launcher, err, how)
+	}
+	w.Comm, w.mpi, w.Transport = m, m, m.library
+	return w, nil
+}
+
+// Root reports whether this rank writes the job's outputs (rank 0; true for a nil World).
+func (w *World) Root() bool { return w == nil || w.Rank == 0 }
+
+// Distributed reports whether the world has more than one rank.
+func (w *World) Distributed() bool { return w != nil && w.Size > 1 }
+
+// Ranks is the world size, 1 for a nil World.
+func (w *World) Ranks() int {
+	if w == nil {
+		return 1
+	}
+	return w.Size
+}
+
+// MyRank is the rank, 0 for a nil World.
+func (w *World) MyRank() int {
+	if w == nil {
+		return 0
+	}
+	return w.Rank
+}
+
+// Collectives returns the Comm, a no-op one for a nil World.
+func (w *World) Collectives() Comm {
+	if w == nil || w.Comm == nil {
+		return single{}
+	}
+	return w.Comm
+}
+
+// Describe is the one line a job prints when it starts, gathered from every rank (a collective:
+// every rank calls it): the launcher, the world, the transport, and each rank's cores and threads.
+func (w *World) Describe(threads int) (string, error) {
+	if !w.Distributed() {
+		return "", nil
+	}
+	host, _ := os.Hostname()
+	mine := fmt.Sprintf("%s:%s×%d", host, cpuList(w.Cores), threads)
+	const width = 128
+	buf := make([]byte, width)
+	copy(buf, mine)
+	all, err := w.Comm.AllGather(buf)
+	if err != nil {
+		return "", fmt.Errorf("describe the world: %w", err)
+	}
+	hosts := map[string]bool{}
+	var ranks []string
+	for r := range w.Size {
+		s := strings.TrimRight(string(all[r*width:(r+1)*width]), "\x00")
+		h, rest, _ := strings.Cut(s, ":")
+		hosts[h] = true
+		ranks = append(ranks, fmt.Sprintf("%d@%s", r, rest))
+	}
+	return fmt.Sprintf("world: %d ranks on %d node(s), launched by %s, collectives on %s; rank@cpus×threads: %s",
+		w.Size, len(hosts), w.Launcher, w.Transport, strings.Join(ranks, " ")), nil
+}
+
+// Close ends the collectives (MPI_Finalize). Every rank calls it once, after its last collective.
+func (w *World) Close() error {
+	if w == nil || w.mpi == nil {
+		return nil
+	}
+	err := w.mpi.finalize()
+	w.mpi, w.Comm = nil, single{}
+	return err
+}
+
+// Abort ends every rank of the job with status code (MPI_Abort): a rank that fails while the
+// others wait in a collective would otherwise leave them waiting. It returns only in a world of
+// one, or when the collectives are closed.
+func (w *World) Abort(code int) {
+	if w != nil && w.mpi != nil {
+		w.mpi.abort(code)
+	}
+}
+
+// single is the Comm of a world of one: every collective leaves its buffers as they are.
+type single struct{}
+
+func (single) AllReduceF32([]float32) error { return nil }
+func (single) AllReduceF64([]float64) error { return nil }
+func (single) Broadcast([]byte, int) error  { return nil }
+func (single) AllGather(send []byte) ([]byte, error) {
+	return append([]byte(nil), send...), nil
+}
+func (single) Barrier() error { return nil }

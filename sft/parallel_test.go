@@ -1,0 +1,161 @@
+package sft
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"testing"
+
+	"gorstar/dist"
+	"gorstar/internal/childtest"
+	"gorstar/internal/mpitest"
+	"gorstar/kernels"
+	"gorstar/model"
+)
+
+// rankEnv carries a childSpec to the test binary started as the ranks of a data-parallel run.
+const rankEnv = "GORSTAR_SFT_RANK"
+
+// runRank is TestMain's branch in a rank: join the launcher's world, 1 kernel thread, train, and
+// (KillAt) SIGKILL rank 0 once that step is done.
+func runRank() int {
+	var spec childSpec
+	if err := childtest.Decode(rankEnv, &spec); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	w, err := dist.Join()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if err := kernels.Init(0, 1); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	o := spec.options()
+	o.World = w
+	o.Progress = func(p Progress) {
+		if p.Step == spec.KillAt {
+			childtest.KillSelf()
+		}
+	}
+	if _, err := Run(context.Background(), o); err != nil {
+		fmt.Fprintf(os.Stderr, "rank %d: %v\n", w.Rank, err)
+		return 2
+	}
+	if err := w.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	return 0
+}
+
+// runRanks trains spec in n ranks under mpirun (n = 1: one plain process) and returns the error
+// the job ended with, and its output.
+func runRanks(t *testing.T, n int, spec childSpec) ([]byte, error) {
+	t.Helper()
+	js, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := rankEnv + "=" + string(js)
+	var cmd *osexec.Cmd
+	if n == 1 {
+		cmd = osexec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), env)
+	} else {
+		cmd = mpitest.Self(t, n, "^$", env)
+	}
+	return cmd.CombinedOutput()
+}
+
+func mustRanks(t *testing.T, n int, spec childSpec) {
+	t.Helper()
+	if out, err := runRanks(t, n, spec); err != nil {
+		t.Fatalf("%d ranks: %v\n%s", n, err, out)
+	}
+}
+
+// finalWeights reads the parameters a run published in out.
+func finalWeights(t *testing.T, out string) []float32 {
+	t.Helper()
+	m, err := model.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	w := make([]float32, m.Params.Size)
+	m.Params.All.CopyTo(w)
+	return w
+}
+
+// updateDistance is |a − b| / |a − init| over all parameters: how far two runs ended apart,
+// relative to how far training moved the weights.
+func updateDistance(a, b, init []float32) float64 {
+	var diff, moved float64
+	for i := range a {
+		diff += float64(a[i]-b[i]) * float64(a[i]-b[i])
+		moved += float64(a[i]-init[i]) * float64(a[i]-init[i])
+	}
+	return math.Sqrt(diff / moved)
+}
+
+// A data-parallel SFT run in 2 ranks ends where the one-process run ends, up to the order of the
+// floating-point sums; gives the same bits when run again; and a checkpoint taken at 2 ranks
+// (rank 0 SIGKILLed after it) resumes at 1 rank to the same result, and at 2 ranks to the same
+// bits as the run never interrupted.
+func TestDataParallelSFT(t *testing.T) {
+	mpitest.Command(t, 2) // skips without mpirun
+	if testing.Short() {
+		t.Skip("-short: six multi-process runs")
+	}
+	spec := childSpec{Model: tinyModelDir(t, 3), Data: synthConversations(t, 26, 7, "c.parquet"), Template: "chatml",
+		Config: testConfig(), Seed: 5}
+	spec.Config.Epochs, spec.Config.BatchSize = 1, 5 // 23 training conversations: 5 steps, the last of 3
+	dir := t.TempDir()
+	run := func(name string, n int) []float32 {
+		s := spec
+		s.Out = filepath.Join(dir, name)
+		mustRanks(t, n, s)
+		return finalWeights(t, s.Out)
+	}
+	init := finalWeights(t, spec.Model)
+	one := run("one", 1)
+	two := run("two", 2)
+	again := run("again", 2)
+	const tolerance = 1e-4 // measured: 1.5e-6 (tiny, 5 steps)
+	if d := updateDistance(one, two, init); !(d < tolerance) {
+		t.Errorf("2 ranks vs 1 process: weights %.2g apart relative to the update, want < %g", d, tolerance)
+	} else {
+		t.Logf("2 ranks vs 1 process: %.2g apart relative to the update", d)
+	}
+	if d := updateDistance(two, again, init); d != 0 {
+		t.Errorf("2 ranks run twice: weights %.2g apart, want the same bits", d)
+	}
+
+	killed := spec
+	killed.Out, killed.KillAt = filepath.Join(dir, "killed"), 3 // checkpoints at 2 and 4: step 3 is redone
+	if out, err := runRanks(t, 2, killed); err == nil {
+		t.Fatalf("the job with rank 0 SIGKILLed at step 3 succeeded:\n%s", out)
+	}
+	copyDir := filepath.Join(dir, "killed-copy")
+	if err := os.CopyFS(copyDir, os.DirFS(killed.Out)); err != nil {
+		t.Fatal(err)
+	}
+	resumed := killed
+	resumed.Resume, resumed.KillAt = true, 0
+	mustRanks(t, 1, resumed)
+	if d := updateDistance(one, finalWeights(t, resumed.Out), init); !(d < tolerance) {
+		t.Errorf("checkpoint of 2 ranks resumed in 1: %.2g from the one-process run, want < %g", d, tolerance)
+	}
+	resumed.Out = copyDir
+	mustRanks(t, 2, resumed)
+	if d := updateDistance(two, finalWeights(t, copyDir), init); d != 0 {
+		t.Errorf("checkpoint of 2 ranks resumed in 2: %.2g from the uninterrupted run, want the same bits", d)
+	}
+}
