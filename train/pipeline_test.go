@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"gorstar/config"
+	"gorstar/eval"
 	"gorstar/internal/testenv"
 	"gorstar/kernels"
 )
@@ -188,7 +189,15 @@ func TestTrainKillAndRerun(t *testing.T) {
 // evalNumbers is every evaluation of a result as JSON, without wall times and paths.
 func evalNumbers(t *testing.T, r Result) string {
 	r.RunDir, r.Report, r.Seconds = "", "", 0
-	strip := func(s *EvalSummary) { s.WallSeconds = nil }
+	strip := func(s *EvalSummary) {
+		s.WallSeconds = nil
+		sets := make([]eval.SetMetrics, len(s.Sets))
+		for i, set := range s.Sets {
+			set.Data = "" // a path inside the run directory
+			sets[i] = set
+		}
+		s.Sets = sets
+	}
 	strip(&r.EvalSummary)
 	if r.SFTEval != nil {
 		s := *r.SFTEval
