@@ -5,24 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
-
-// allowedCores lists the CPUs this process may run on, in order.
-func allowedCores() ([]int, error) {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return nil, fmt.Errorf("sched_getaffinity: %w", err)
-	}
-	var cores []int
-	for c := range 8 * 1024 {
-		if set.IsSet(c) {
-			cores = append(cores, c)
-		}
-	}
-	return cores, nil
-}
 
 // shareOf is local rank lr's contiguous share of cores when n processes split them: as equal as
 // the count allows, the first ones one core longer. With more processes than cores each gets one,
@@ -57,22 +40,8 @@ func pinShare(lr, localSize int) ([]int, error) {
 		return cores, nil // bound by the launcher
 	}
 	share := shareOf(cores, lr, localSize)
-	var set unix.CPUSet
-	for _, c := range share {
-		set.Set(c)
-	}
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
+	if err := setAffinity(share); err != nil {
 		return nil, err
-	}
-	for _, t := range tasks {
-		tid, err := strconv.Atoi(t.Name())
-		if err != nil {
-			continue
-		}
-		if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
-			return nil, fmt.Errorf("sched_setaffinity thread %d to cpus %s: %w", tid, cpuList(share), err)
-		}
 	}
 	return share, nil
 }
