@@ -30,9 +30,6 @@ import (
 // start and the end.
 const weightCheckEvery = 10
 
-// gradBucket is the floats all-reduced per call.
-const gradBucket = 1 << 22
-
 // checkWorld refuses what a data-parallel run does not support.
 func checkWorld(o Options) error {
 	if o.World.Distributed() && len(o.Rollout.Endpoints) > 0 {
@@ -94,36 +91,6 @@ func everyRank(w *dist.World, ok bool) (bool, error) {
 	return v[0] == 0, nil
 }
 
-// shardIdx is this rank's part of a mini-batch's sequences.
-func shardIdx(idx []int, w *dist.World) []int {
-	if !w.Distributed() {
-		return idx
-	}
-	var mine []int
-	for i := w.Rank; i < len(idx); i += w.Size {
-		mine = append(mine, idx[i])
-	}
-	return mine
-}
-
-// sumOver adds float64 statistics over the ranks in place.
-func sumOver(w *dist.World, v ...*float64) error {
-	if !w.Distributed() {
-		return nil
-	}
-	buf := make([]float64, len(v))
-	for i, p := range v {
-		buf[i] = *p
-	}
-	if err := w.Comm.AllReduceF64(buf); err != nil {
-		return fmt.Errorf("rl: all-reduce statistics: %w", err)
-	}
-	for i, p := range v {
-		*p = buf[i]
-	}
-	return nil
-}
-
 // maxOver is the largest of every rank's v.
 func maxOver(w *dist.World, v float64) (float64, error) {
 	if !w.Distributed() {
@@ -139,25 +106,6 @@ func maxOver(w *dist.World, v float64) (float64, error) {
 	return v, nil
 }
 
-// allReduceGrads sums the model's gradients over the ranks, in buckets of gradBucket floats.
-func allReduceGrads(m *model.Model, w *dist.World) error {
-	if !w.Distributed() {
-		return nil
-	}
-	g := m.Grads
-	host := make([]float32, min(gradBucket, g.Size))
-	for off := 0; off < g.Size; off += gradBucket {
-		n := min(gradBucket, g.Size-off)
-		b := g.All.Slice(off, n)
-		b.CopyTo(host[:n])
-		if err := w.Comm.AllReduceF32(host[:n]); err != nil {
-			return fmt.Errorf("rl: all-reduce gradients [%d, %d): %w", off, off+n, err)
-		}
-		b.CopyFrom(host[:n])
-	}
-	return nil
-}
-
 // checkSameWeights stops the run when a rank's weights differ from rank 0's after `step` steps.
 func (t *trainer) checkSameWeights(step int) error {
 	w := t.o.World
@@ -165,29 +113,11 @@ func (t *trainer) checkSameWeights(step int) error {
 		return nil
 	}
 	var h uint64
-	if err := t.withModel(context.Background(), func(m *model.Model) error { h = weightsHash(m.Params); return nil }); err != nil {
+	if err := t.withModel(context.Background(), func(m *model.Model) error { h = m.Params.Hash(); return nil }); err != nil {
 		return err
 	}
-	all, err := w.Comm.AllGather(binary.LittleEndian.AppendUint64(nil, h))
-	if err != nil {
-		return fmt.Errorf("rl: gather weight hashes at step %d: %w", step, err)
-	}
-	root := binary.LittleEndian.Uint64(all)
-	for r := 1; r < w.Size; r++ {
-		if got := binary.LittleEndian.Uint64(all[8*r:]); got != root {
-			return fmt.Errorf("rl: after step %d rank %d's weights differ from rank 0's (hash %016x, rank 0 %016x): the ranks have diverged", step, r, got, root)
-		}
+	if err := w.SameHash(h); err != nil {
+		return fmt.Errorf("rl: weights after step %d: %w: the ranks have diverged", step, err)
 	}
 	return nil
-}
-
-// weightsHash is a hash of every parameter's bits.
-func weightsHash(p *model.ParamSet) uint64 {
-	host := make([]float32, p.Size)
-	p.All.CopyTo(host)
-	h := uint64(14695981039346656037)
-	for _, f := range host {
-		h = (h ^ uint64(math.Float32bits(f))) * 1099511628211
-	}
-	return h
 }

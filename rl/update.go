@@ -185,8 +185,8 @@ func (u *updater) run(seqs []sequence) (updateStats, error) {
 			return st, fmt.Errorf("mini-batch %d: %w", i+1, err)
 		}
 	}
-	if err := sumOver(u.world, &st.loss, &st.clipFraction, &st.approxKL, &st.tisCapped); err != nil {
-		return st, err
+	if err := u.world.SumF64(&st.loss, &st.clipFraction, &st.approxKL, &st.tisCapped); err != nil {
+		return st, fmt.Errorf("rl: all-reduce statistics: %w", err)
 	}
 	n := float64(len(minis))
 	st.loss, st.clipFraction, st.approxKL, st.gradNorm = st.loss/n, st.clipFraction/n, st.approxKL/n, st.gradNorm/n
@@ -207,7 +207,7 @@ func (u *updater) plan(seqs []sequence) ([][]pass, error) {
 			tokens += seqs[j].genTokens()
 		}
 		u.tokens = append(u.tokens, tokens)
-		passes, err := planPasses(seqs, shardIdx(idx, u.world), u.maxTokens)
+		passes, err := planPasses(seqs, u.world.Shard(idx), u.maxTokens)
 		if err != nil {
 			return nil, err
 		}
@@ -239,8 +239,8 @@ func (st *updateStats) mismatch(seqs []sequence, maxDelta float64, w *dist.World
 	}
 	if w.Distributed() {
 		count := float64(n)
-		if err := sumOver(w, &sum, &sumLP, &count); err != nil {
-			return err
+		if err := w.SumF64(&sum, &sumLP, &count); err != nil {
+			return fmt.Errorf("rl: all-reduce statistics: %w", err)
 		}
 		n = int(count)
 		var err error
@@ -298,8 +298,8 @@ func (u *updater) miniBatch(seqs []sequence, passes []pass, tokens int, st *upda
 		}
 		return nil
 	}
-	if err := allReduceGrads(u.m, u.world); err != nil {
-		return err
+	if err := u.m.AllReduceGrads(u.world.Comm); err != nil {
+		return fmt.Errorf("rl: %w", err)
 	}
 	up, err := u.opt.Update(u.lr)
 	if err != nil { // only a non-finite gradient norm fails: the step was skipped

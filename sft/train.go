@@ -2,6 +2,7 @@ package sft
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"runtime"
 	"time"
@@ -245,7 +246,7 @@ func (t *trainer) trainStep(s int) (stepStats, error) {
 	scale := float32(1 / float64(stepTargets(t.ex, step)))
 	t.m.ZeroGrads()
 	var ss stepStats
-	for _, mb := range microBatches(t.ex, rowsOf(t.ex, shard(step, t.o.World), t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens) {
+	for _, mb := range microBatches(t.ex, rowsOf(t.ex, t.o.World.Shard(step), t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens) {
 		b, real := buildBatch(t.ex, mb, scale)
 		res, err := t.m.ForwardBackward(b)
 		if err != nil {
@@ -275,7 +276,7 @@ func (t *trainer) evaluate() error {
 	}
 	scale := float32(1 / float64(stepTargets(t.held, all)))
 	loss := 0.0
-	for _, mb := range microBatches(t.held, rowsOf(t.held, shard(all, t.o.World), t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens) {
+	for _, mb := range microBatches(t.held, rowsOf(t.held, t.o.World.Shard(all), t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens) {
 		b, _ := buildBatch(t.held, mb, scale)
 		res, err := t.m.Forward(b)
 		if err != nil {
@@ -284,7 +285,10 @@ func (t *trainer) evaluate() error {
 		loss += res.Loss
 	}
 	t.st.EvalLoss = loss
-	return allReduceSums(t.o.World, &t.st.EvalLoss)
+	if err := t.o.World.SumF64(&t.st.EvalLoss); err != nil {
+		return fmt.Errorf("sft: all-reduce held-out loss: %w", err)
+	}
+	return nil
 }
 
 // finish publishes the final model and sums the run up.
