@@ -298,8 +298,10 @@ func (u *updater) miniBatch(seqs []sequence, passes []pass, tokens int, st *upda
 		}
 		return nil
 	}
-	if err := u.m.AllReduceGrads(u.world.Comm); err != nil {
-		return fmt.Errorf("rl: %w", err)
+	if u.world.Distributed() {
+		if err := u.m.AllReduceGrads(u.world.Comm); err != nil {
+			return fmt.Errorf("rl: %w", err)
+		}
 	}
 	up, err := u.opt.Update(u.lr)
 	if err != nil { // only a non-finite gradient norm fails: the step was skipped
