@@ -131,7 +131,13 @@ func OpenText(ctx context.Context, o PolicyOptions) (*openai.Client, error) {
 	if o.ServedModel == "" {
 		return nil, usererr.New("an endpoint needs the served model's name (the name the server lists)")
 	}
-	c, err := openai.New(openai.Options{Endpoints: o.Endpoints, Model: o.ServedModel, Warn: o.Warn})
+	return connect(ctx, openai.Options{Endpoints: o.Endpoints, Model: o.ServedModel, Warn: o.Warn})
+}
+
+// connect opens a client on the endpoints and checks that they serve the model: an unreachable
+// server or a missing model is the user's error of one line.
+func connect(ctx context.Context, o openai.Options) (*openai.Client, error) {
+	c, err := openai.New(o)
 	if err != nil {
 		return nil, usererr.Wrap(err)
 	}
@@ -159,16 +165,9 @@ func openRemote(ctx context.Context, o PolicyOptions, tmpl *chat.Template) (*Pol
 	if err != nil {
 		return nil, err
 	}
-	c, err := openai.New(openai.Options{Endpoints: o.Endpoints, Model: o.ServedModel, Tokenizer: tok, Warn: o.Warn})
+	c, err := connect(ctx, openai.Options{Endpoints: o.Endpoints, Model: o.ServedModel, Tokenizer: tok, Warn: o.Warn})
 	if err != nil {
-		return nil, usererr.Wrap(err)
-	}
-	if err := c.CheckModel(ctx); err != nil {
-		c.Close()
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, usererr.Wrap(err)
+		return nil, err
 	}
 	return &Policy{
 		Backend:   &RemoteBackend{Client: c, Tokenizer: tok, Concurrency: o.Concurrency},
