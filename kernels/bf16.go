@@ -74,19 +74,7 @@ func gkDType(op, arg string, b Buf) C.int {
 // float32 or bfloat16 buffers (float32 ones are rounded as they are packed, with no copy); C is
 // float32 or bfloat16 (rounded once, at the end). On AVX-512 BF16 it runs on vdpbf16ps.
 func GEMMBF16(transA, transB bool, M, N, K int, alpha float32, A Buf, lda int, B Buf, ldb int, beta float32, C_ Buf, ldc int) {
-	dims("GEMMBF16", "M", M, "N", N, "K", K)
-	ar, ac := M, K
-	if transA {
-		ar, ac = K, M
-	}
-	br, bc := K, N
-	if transB {
-		br, bc = N, K
-	}
-	if ac > lda && ar > 0 || bc > ldb && br > 0 || N > ldc && M > 0 {
-		panic(fmt.Sprintf("kernels: GEMMBF16: leading dimensions lda=%d ldb=%d ldc=%d too small for M=%d N=%d K=%d transA=%v transB=%v",
-			lda, ldb, ldc, M, N, K, transA, transB))
-	}
+	ar, ac, br, bc := checkGEMM("GEMMBF16", transA, transB, M, N, K, lda, ldb, ldc)
 	adt, bdt, cdt := gkDType("GEMMBF16", "A", A), gkDType("GEMMBF16", "B", B), gkDType("GEMMBF16", "C", C_)
 	need("GEMMBF16", "A", A, matrixLen(ar, ac, lda), A.dt)
 	need("GEMMBF16", "B", B, matrixLen(br, bc, ldb), B.dt)

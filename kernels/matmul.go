@@ -15,22 +15,29 @@ func matrixLen(rows, cols, ld int) int {
 	return (rows-1)*ld + cols
 }
 
-// SGEMM computes C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, row-major, op = transpose
-// when trans is true. With beta 0, C is not read.
-func SGEMM(transA, transB bool, M, N, K int, alpha float32, A Buf, lda int, B Buf, ldb int, beta float32, C_ Buf, ldc int) {
-	dims("SGEMM", "M", M, "N", N, "K", K)
-	ar, ac := M, K
+// checkGEMM checks a GEMM's sizes and leading dimensions and returns the stored shapes of A
+// (ar × ac) and B (br × bc).
+func checkGEMM(op string, transA, transB bool, M, N, K, lda, ldb, ldc int) (ar, ac, br, bc int) {
+	dims(op, "M", M, "N", N, "K", K)
+	ar, ac = M, K
 	if transA {
 		ar, ac = K, M
 	}
-	br, bc := K, N
+	br, bc = K, N
 	if transB {
 		br, bc = N, K
 	}
 	if ac > lda && ar > 0 || bc > ldb && br > 0 || N > ldc && M > 0 {
-		panic(fmt.Sprintf("kernels: SGEMM: leading dimensions lda=%d ldb=%d ldc=%d too small for M=%d N=%d K=%d transA=%v transB=%v",
-			lda, ldb, ldc, M, N, K, transA, transB))
+		panic(fmt.Sprintf("kernels: %s: leading dimensions lda=%d ldb=%d ldc=%d too small for M=%d N=%d K=%d transA=%v transB=%v",
+			op, lda, ldb, ldc, M, N, K, transA, transB))
 	}
+	return ar, ac, br, bc
+}
+
+// SGEMM computes C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, row-major, op = transpose
+// when trans is true. With beta 0, C is not read.
+func SGEMM(transA, transB bool, M, N, K int, alpha float32, A Buf, lda int, B Buf, ldb int, beta float32, C_ Buf, ldc int) {
+	ar, ac, br, bc := checkGEMM("SGEMM", transA, transB, M, N, K, lda, ldb, ldc)
 	need("SGEMM", "A", A, matrixLen(ar, ac, lda), F32)
 	need("SGEMM", "B", B, matrixLen(br, bc, ldb), F32)
 	need("SGEMM", "C", C_, matrixLen(M, N, ldc), F32)
