@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -15,7 +14,7 @@ import (
 	"gorstar/internal/childtest"
 	"gorstar/internal/mpitest"
 	"gorstar/internal/rundir"
-	"gorstar/model"
+	"gorstar/internal/testmodel"
 	"gorstar/rl"
 )
 
@@ -67,29 +66,6 @@ func rlRanks(t *testing.T, n int, spec childSpec) ([]byte, error) {
 	return cmd.CombinedOutput()
 }
 
-func weightsOf(t *testing.T, dir string) []float32 {
-	t.Helper()
-	m, err := model.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	w := make([]float32, m.Params.Size)
-	m.Params.All.CopyTo(w)
-	return w
-}
-
-// apart is |a − b| / |a − init|: how far two runs ended apart relative to how far RL moved the
-// weights.
-func apart(a, b, init []float32) float64 {
-	var diff, moved float64
-	for i := range a {
-		diff += float64(a[i]-b[i]) * float64(a[i]-b[i])
-		moved += float64(a[i]-init[i]) * float64(a[i]-init[i])
-	}
-	return math.Sqrt(diff / moved)
-}
-
 // An RL run in 2 ranks (prompt groups rolled out by rank, gradients all-reduced) rolls out the
 // trajectories one process does (the per-step rewards, accuracies and trained tokens are equal)
 // and ends with its weights up to the order of the sums; run again it gives the same bits; and
@@ -119,10 +95,10 @@ func TestDataParallelRL(t *testing.T) {
 			t.Fatalf("%s in %d ranks: %v\n%s", r.name, r.n, err, out)
 		}
 	}
-	init := weightsOf(t, pol)
-	one, two := weightsOf(t, filepath.Join(dir, "one")), weightsOf(t, filepath.Join(dir, "two"))
+	init := testmodel.Weights(t, pol)
+	one, two := testmodel.Weights(t, filepath.Join(dir, "one")), testmodel.Weights(t, filepath.Join(dir, "two"))
 	const tolerance = 1e-3
-	d := apart(one, two, init)
+	d := testmodel.UpdateDistance(one, two, init)
 	t.Logf("2 ranks vs 1 process: %.2g apart relative to the update", d)
 	if !(d < tolerance) {
 		t.Errorf("2 ranks vs 1 process: weights %.2g apart relative to the update, want < %g", d, tolerance)
@@ -158,7 +134,7 @@ func TestDataParallelRL(t *testing.T) {
 	if out, err := run("killed", 1, true, 0); err != nil {
 		t.Fatalf("resume in 1 process: %v\n%s", err, out)
 	}
-	if d := apart(one, weightsOf(t, filepath.Join(dir, "killed")), init); !(d < tolerance) {
+	if d := testmodel.UpdateDistance(one, testmodel.Weights(t, filepath.Join(dir, "killed")), init); !(d < tolerance) {
 		t.Errorf("checkpoint of 2 ranks resumed in 1: %.2g from the one-process run, want < %g", d, tolerance)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -13,8 +12,8 @@ import (
 	"gorstar/dist"
 	"gorstar/internal/childtest"
 	"gorstar/internal/mpitest"
+	"gorstar/internal/testmodel"
 	"gorstar/kernels"
-	"gorstar/model"
 )
 
 // rankEnv carries a childSpec to the test binary started as the ranks of a data-parallel run.
@@ -81,30 +80,6 @@ func mustRanks(t *testing.T, n int, spec childSpec) {
 	}
 }
 
-// finalWeights reads the parameters a run published in out.
-func finalWeights(t *testing.T, out string) []float32 {
-	t.Helper()
-	m, err := model.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	w := make([]float32, m.Params.Size)
-	m.Params.All.CopyTo(w)
-	return w
-}
-
-// updateDistance is |a − b| / |a − init| over all parameters: how far two runs ended apart,
-// relative to how far training moved the weights.
-func updateDistance(a, b, init []float32) float64 {
-	var diff, moved float64
-	for i := range a {
-		diff += float64(a[i]-b[i]) * float64(a[i]-b[i])
-		moved += float64(a[i]-init[i]) * float64(a[i]-init[i])
-	}
-	return math.Sqrt(diff / moved)
-}
-
 // A data-parallel SFT run in 2 ranks ends where the one-process run ends, up to the order of the
 // floating-point sums; gives the same bits when run again; and a checkpoint taken at 2 ranks
 // (rank 0 SIGKILLed after it) resumes at 1 rank to the same result, and at 2 ranks to the same
@@ -122,19 +97,19 @@ func TestDataParallelSFT(t *testing.T) {
 		s := spec
 		s.Out = filepath.Join(dir, name)
 		mustRanks(t, n, s)
-		return finalWeights(t, s.Out)
+		return testmodel.Weights(t, s.Out)
 	}
-	init := finalWeights(t, spec.Model)
+	init := testmodel.Weights(t, spec.Model)
 	one := run("one", 1)
 	two := run("two", 2)
 	again := run("again", 2)
 	const tolerance = 1e-4 // measured: 1.5e-6 (tiny, 5 steps)
-	if d := updateDistance(one, two, init); !(d < tolerance) {
+	if d := testmodel.UpdateDistance(one, two, init); !(d < tolerance) {
 		t.Errorf("2 ranks vs 1 process: weights %.2g apart relative to the update, want < %g", d, tolerance)
 	} else {
 		t.Logf("2 ranks vs 1 process: %.2g apart relative to the update", d)
 	}
-	if d := updateDistance(two, again, init); d != 0 {
+	if d := testmodel.UpdateDistance(two, again, init); d != 0 {
 		t.Errorf("2 ranks run twice: weights %.2g apart, want the same bits", d)
 	}
 
@@ -150,12 +125,12 @@ func TestDataParallelSFT(t *testing.T) {
 	resumed := killed
 	resumed.Resume, resumed.KillAt = true, 0
 	mustRanks(t, 1, resumed)
-	if d := updateDistance(one, finalWeights(t, resumed.Out), init); !(d < tolerance) {
+	if d := testmodel.UpdateDistance(one, testmodel.Weights(t, resumed.Out), init); !(d < tolerance) {
 		t.Errorf("checkpoint of 2 ranks resumed in 1: %.2g from the one-process run, want < %g", d, tolerance)
 	}
 	resumed.Out = copyDir
 	mustRanks(t, 2, resumed)
-	if d := updateDistance(two, finalWeights(t, copyDir), init); d != 0 {
+	if d := testmodel.UpdateDistance(two, testmodel.Weights(t, copyDir), init); d != 0 {
 		t.Errorf("checkpoint of 2 ranks resumed in 2: %.2g from the uninterrupted run, want the same bits", d)
 	}
 }
