@@ -2,8 +2,7 @@
 // the global flags and their resolution (globals.go). A handler turns flags into options, calls
 // the package that owns the capability and prints its result. cmd still holds code a second
 // caller would need — the benches' orchestration, chat's turn loop and endpoint client, memory
-// estimates — which belongs in those packages. Here `exec` is always gorstar's sandboxed Python
-// tool; the standard library's os/exec is imported as osexec.
+// estimates — which belongs in those packages. The Python tool is package pytool.
 package cmd
 
 import (

@@ -14,8 +14,8 @@ import (
 
 	"gorstar/chat"
 	"gorstar/engine"
-	"gorstar/exec"
 	"gorstar/internal/usererr"
+	"gorstar/pytool"
 )
 
 func chatCommand() *cli.Command {
@@ -85,13 +85,13 @@ func chatAction(c *cli.Context) error {
 		ep.tools, ep.maxTokens, ep.temperature = tools, c.Int("max-tokens"), c.Float64("temperature")
 		backend = ep
 	}
-	var pool exec.Tools
+	var pool pytool.Tools
 	if tools != nil {
 		cfg := o.Config.Exec
 		if c.IsSet("sandbox") {
 			cfg.Sandbox = c.String("sandbox")
 		}
-		if pool, err = startTools(c.Context, c, o, cfg, exec.BesideEngine(c.String("model") != "")); err != nil {
+		if pool, err = startTools(c.Context, c, o, cfg, pytool.BesideEngine(c.String("model") != "")); err != nil {
 			fmt.Fprintf(c.App.ErrWriter, "chat: the Python tool is unavailable (%v); tool calls are shown, not run\n", err)
 			pool = nil
 		} else {
@@ -130,7 +130,7 @@ type chatSettings struct {
 
 // chatLoop reads user lines, runs assistant turns and their tool calls, prints everything and
 // returns the conversations held (one per /reset).
-func chatLoop(ctx context.Context, b chatBackend, pool exec.Runner, in io.Reader, out io.Writer, s chatSettings) ([][]chat.Message, error) {
+func chatLoop(ctx context.Context, b chatBackend, pool pytool.Runner, in io.Reader, out io.Writer, s chatSettings) ([][]chat.Message, error) {
 	var msgs []chat.Message
 	var done [][]chat.Message
 	finish := func() [][]chat.Message {
@@ -194,7 +194,7 @@ func chatLoop(ctx context.Context, b chatBackend, pool exec.Runner, in io.Reader
 }
 
 // runToolCall runs the Python tool's {"code", "input"} arguments and returns the text the model sees.
-func runToolCall(ctx context.Context, pool exec.Runner, call chat.ToolCall, maxChars int) string {
+func runToolCall(ctx context.Context, pool pytool.Runner, call chat.ToolCall, maxChars int) string {
 	var args struct {
 		Code  string `json:"code"`
 		Input string `json:"input"`
@@ -202,7 +202,7 @@ func runToolCall(ctx context.Context, pool exec.Runner, call chat.ToolCall, maxC
 	if err := json.Unmarshal(call.Arguments, &args); err != nil || args.Code == "" {
 		return fmt.Sprintf("Error: the call to %s needs a \"code\" string argument", call.Name)
 	}
-	return pool.Run(ctx, exec.Call{Code: args.Code, Stdin: args.Input}).ToolText(maxChars)
+	return pool.Run(ctx, pytool.Call{Code: args.Code, Stdin: args.Input}).ToolText(maxChars)
 }
 
 // toAssistant splits generated text into content and the first well-formed tool call.

@@ -11,8 +11,8 @@ import (
 
 	"gorstar/chat"
 	"gorstar/config"
-	"gorstar/exec"
 	"gorstar/internal/testenv"
+	"gorstar/pytool"
 )
 
 func TestChatWithLocalModel(t *testing.T) {
@@ -45,7 +45,7 @@ func TestChatLoopRunsToolCalls(t *testing.T) {
 	testenv.Short(t, "starts sandboxed Python")
 	cfg := config.DefaultExec()
 	cfg.Workers = 1
-	pool, err := exec.NewPool(context.Background(), cfg)
+	pool, err := pytool.NewPool(context.Background(), cfg)
 	if err != nil {
 		testenv.Sandbox(t, err)
 	}

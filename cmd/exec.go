@@ -15,9 +15,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/config"
-	"gorstar/exec"
 	"gorstar/internal/progress"
 	"gorstar/internal/usererr"
+	"gorstar/pytool"
 )
 
 func execCommand() *cli.Command {
@@ -100,21 +100,21 @@ func execConfigOf(c *cli.Context, o Options) (config.Exec, error) {
 }
 
 // startPool starts the pool and says loudly when code runs without isolation.
-func startPool(ctx context.Context, c *cli.Context, o Options, cfg config.Exec, opts ...exec.PoolOption) (*exec.Pool, error) {
-	bar := progress.New(int64(exec.PoolSize(cfg)), "exec: starting workers",
+func startPool(ctx context.Context, c *cli.Context, o Options, cfg config.Exec, opts ...pytool.PoolOption) (*pytool.Pool, error) {
+	bar := progress.New(int64(pytool.PoolSize(cfg)), "exec: starting workers",
 		progress.Options{Out: c.App.ErrWriter, Quiet: o.Quiet, TerminalOnly: true})
 	t0 := time.Now()
-	opts = append(opts, exec.OnWorkerStarted(func(done, _ int) { bar.Set(int64(done)) }))
-	p, err := exec.NewPool(ctx, cfg, opts...)
+	opts = append(opts, pytool.OnWorkerStarted(func(done, _ int) { bar.Set(int64(done)) }))
+	p, err := pytool.NewPool(ctx, cfg, opts...)
 	bar.Finish()
-	if errors.Is(err, exec.ErrNoSandbox) {
+	if errors.Is(err, pytool.ErrNoSandbox) {
 		return nil, usererr.New("exec: %v", err)
 	}
 	if err != nil {
 		return nil, err
 	}
 	stderr := c.App.ErrWriter
-	if p.Sandbox() == exec.SandboxNone {
+	if p.Sandbox() == pytool.SandboxNone {
 		fmt.Fprintln(stderr, "gorstar: WARNING: --sandbox=none: tool code runs WITHOUT isolation, with your user's rights, network and files.")
 	}
 	if !o.Quiet {
@@ -129,7 +129,7 @@ func startPool(ctx context.Context, c *cli.Context, o Options, cfg config.Exec, 
 
 // startTools connects to the exec serve nodes of exec.endpoints when it names any (warning about
 // those that do not answer), else starts a pool of workers here (startPool, with opts).
-func startTools(ctx context.Context, c *cli.Context, o Options, cfg config.Exec, opts ...exec.PoolOption) (exec.Tools, error) {
+func startTools(ctx context.Context, c *cli.Context, o Options, cfg config.Exec, opts ...pytool.PoolOption) (pytool.Tools, error) {
 	if len(cfg.Endpoints) == 0 {
 		p, err := startPool(ctx, c, o, cfg, opts...)
 		if err != nil {
@@ -138,7 +138,7 @@ func startTools(ctx context.Context, c *cli.Context, o Options, cfg config.Exec,
 		return p, nil
 	}
 	stderr := c.App.ErrWriter
-	tools, err := exec.Open(ctx, cfg, func(s string) { fmt.Fprintf(stderr, "gorstar: warning: %s\n", s) })
+	tools, err := pytool.Open(ctx, cfg, func(s string) { fmt.Fprintf(stderr, "gorstar: warning: %s\n", s) })
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +157,7 @@ func execRun(c *cli.Context) error {
 	if err := inRange("--max-chars", c.Int("max-chars"), 0, 1<<30); err != nil {
 		return err
 	}
-	call := exec.Call{Stdin: c.String("stdin")}
+	call := pytool.Call{Stdin: c.String("stdin")}
 	switch {
 	case c.IsSet("code") && c.NArg() > 0:
 		return usererr.New("exec run: give the code with --code or as a FILE, not both")
@@ -199,7 +199,7 @@ func execRun(c *cli.Context) error {
 	}
 	defer p.Close()
 	res := p.Run(c.Context, call)
-	if res.Status == exec.StatusInternal {
+	if res.Status == pytool.StatusInternal {
 		return fmt.Errorf("exec run: %s", strings.TrimSpace(res.Stderr))
 	}
 	if o.JSON {
@@ -241,7 +241,7 @@ func execServe(c *cli.Context) error {
 	}
 	defer p.Close()
 	addr := c.String("listen")
-	err = exec.Serve(c.Context, addr, p, func(a net.Addr) {
+	err = pytool.Serve(c.Context, addr, p, func(a net.Addr) {
 		if !o.Quiet {
 			fmt.Fprintf(c.App.ErrWriter, "exec: serving on http://%s (Ctrl-C finishes the calls in flight and stops)\n", a)
 		}
@@ -261,11 +261,11 @@ func execServe(c *cli.Context) error {
 
 // benchReport is one workload's line: the runner's figures and, side by side, the baseline's.
 type benchReport struct {
-	exec.BenchResult
-	Runner        string            `json:"runner"`
-	Baseline      *exec.BenchResult `json:"baseline,omitempty"`
-	SpeedUp       float64           `json:"speedup,omitempty"` // calls/s over the baseline's
-	BaselineNotes string            `json:"baseline_runner,omitempty"`
+	pytool.BenchResult
+	Runner        string              `json:"runner"`
+	Baseline      *pytool.BenchResult `json:"baseline,omitempty"`
+	SpeedUp       float64             `json:"speedup,omitempty"` // calls/s over the baseline's
+	BaselineNotes string              `json:"baseline_runner,omitempty"`
 }
 
 func execBench(c *cli.Context) error {
@@ -281,7 +281,7 @@ func execBench(c *cli.Context) error {
 	workloads := strings.Split(c.String("workload"), ",")
 	for i, wl := range workloads {
 		workloads[i] = strings.TrimSpace(wl)
-		if _, ok := exec.Workloads[workloads[i]]; !ok {
+		if _, ok := pytool.Workloads[workloads[i]]; !ok {
 			return usererr.New("exec bench --workload: want print, comb, sympy or mixed (or a comma list), got %q", wl)
 		}
 	}
@@ -301,12 +301,12 @@ func execBench(c *cli.Context) error {
 	if c.IsSet("calls") && c.IsSet("duration") {
 		return usererr.New("exec bench: --duration does not apply to a load test (--calls)")
 	}
-	var runner exec.Runner
-	var client *exec.Client
+	var runner pytool.Runner
+	var client *pytool.Client
 	var workers int
 	name := "pool"
 	if endpoints := c.StringSlice("endpoint"); len(endpoints) > 0 {
-		if client, err = exec.NewClient(endpoints); err != nil {
+		if client, err = pytool.NewClient(endpoints); err != nil {
 			return err
 		}
 		runner, name = client, "client"
@@ -336,14 +336,14 @@ func execBench(c *cli.Context) error {
 			fmt.Fprintf(c.App.ErrWriter, "bench %s: %s, %d in flight, %s\n", wl, name, c.Int("concurrency"), c.Duration("duration"))
 		}
 		clock.start(fmt.Sprintf("bench %s: %s, %d in flight", wl, name, c.Int("concurrency")))
-		r, err := exec.Bench(ctx, runner, wl, c.Int("concurrency"), c.Duration("duration"))
+		r, err := pytool.Bench(ctx, runner, wl, c.Int("concurrency"), c.Duration("duration"))
 		clock.stop()
 		if err != nil {
 			return err
 		}
 		rep := benchReport{BenchResult: r, Runner: name}
 		if c.Bool("baseline") && client == nil {
-			fresh, err := exec.NewFreshRunner(cfg, workers)
+			fresh, err := pytool.NewFreshRunner(cfg, workers)
 			if err != nil {
 				return err
 			}
@@ -352,7 +352,7 @@ func execBench(c *cli.Context) error {
 					wl, workers, c.Int("concurrency"), c.Duration("duration"))
 			}
 			clock.start(fmt.Sprintf("bench %s: fresh python, no sandbox, %d in flight", wl, c.Int("concurrency")))
-			b, err := exec.Bench(ctx, fresh, wl, c.Int("concurrency"), c.Duration("duration"))
+			b, err := pytool.Bench(ctx, fresh, wl, c.Int("concurrency"), c.Duration("duration"))
 			clock.stop()
 			if err != nil {
 				return err
@@ -377,7 +377,7 @@ func execBench(c *cli.Context) error {
 	}
 	fmt.Fprintln(w)
 	for _, r := range reports {
-		line := func(label string, b exec.BenchResult) {
+		line := func(label string, b pytool.BenchResult) {
 			fmt.Fprintf(w, "%-8s %-26s %9d %10.1f %9.1f %9.1f %9.1f %7d", b.Workload, label, b.Calls, b.CallsPerS, b.P50MS, b.P90MS, b.P99MS, b.Errors)
 			if b.CPUMSPerCall > 0 {
 				fmt.Fprintf(w, " %11.2f %13.2f", b.CPUMSPerCall, b.CallCPUMSPerCall)
@@ -401,12 +401,12 @@ func execBench(c *cli.Context) error {
 
 // execLoadTest sends exactly n distinct calls and checks every answer (the 45K-calls test); with a
 // client, the servers' health (peak memory) is reported too.
-func execLoadTest(c *cli.Context, o Options, runner exec.Runner, client *exec.Client, n int) error {
+func execLoadTest(c *cli.Context, o Options, runner pytool.Runner, client *pytool.Client, n int) error {
 	inFlight := c.Int("concurrency")
 	if !o.Quiet {
 		fmt.Fprintf(c.App.ErrWriter, "load test: %d calls, %d in flight\n", n, inFlight)
 	}
-	res, err := exec.LoadTest(c.Context, runner, n, inFlight)
+	res, err := pytool.LoadTest(c.Context, runner, n, inFlight)
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"gorstar/config"
-	"gorstar/exec"
 	"gorstar/internal/testenv"
+	"gorstar/pytool"
 )
 
 // execNode is a `gorstar exec serve` node on a loopback port (the same pool and server the
@@ -32,13 +32,13 @@ func startExecNode(t *testing.T, workers int) *execNode {
 	if s := os.Getenv("GORSTAR_TEST_SANDBOX"); s != "" {
 		cfg.Sandbox = s
 	}
-	pool, err := exec.NewPool(context.Background(), cfg)
+	pool, err := pytool.NewPool(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
 	n := &execNode{}
-	h := exec.NewServer(pool)
+	h := pytool.NewServer(pool)
 	n.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/v1/") {
 			n.calls.Add(1)

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"gorstar/config"
-	"gorstar/exec"
 	"gorstar/internal/testenv"
+	"gorstar/pytool"
 )
 
 // needSandbox skips unless exec.sandbox = auto finds a sandbox here: bubblewrap, or else
@@ -16,7 +16,7 @@ func needSandbox(t *testing.T) {
 	t.Helper()
 	testenv.Short(t, "starts sandboxed Python")
 	testenv.Python3(t)
-	if _, err := exec.AutoSandbox(config.DefaultExec().Python); err != nil {
+	if _, err := pytool.AutoSandbox(config.DefaultExec().Python); err != nil {
 		testenv.Sandbox(t, err)
 	}
 }
@@ -87,7 +87,7 @@ func TestExecRunSandboxKinds(t *testing.T) {
 	testenv.Short(t, "starts sandboxed Python")
 	testenv.Python3(t)
 	for _, kind := range []string{"bwrap", "namespaces", "none"} {
-		if kind == "bwrap" && !exec.BwrapAvailable() {
+		if kind == "bwrap" && !pytool.BwrapAvailable() {
 			continue
 		}
 		r := runCLI(t, append([]string{"exec", "run", "--sandbox", kind, "--code", "6 * 7"}, light...)...)

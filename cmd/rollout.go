@@ -15,9 +15,9 @@ import (
 	"gorstar/config"
 	"gorstar/data"
 	"gorstar/engine"
-	"gorstar/exec"
 	"gorstar/internal/usererr"
 	"gorstar/model"
+	"gorstar/pytool"
 	"gorstar/reward"
 	"gorstar/rollout"
 	"gorstar/tokenizer"
@@ -171,7 +171,7 @@ func rolloutRun(c *cli.Context, o Options, p *rollout.Policy, execCfg config.Exe
 	if len(ck.Done) == len(problems)*opts.Samples {
 		return nil, rollout.Summary{}, nil
 	}
-	pool, err := startTools(c.Context, c, o, execCfg, exec.BesideEngine(p.Engine != nil))
+	pool, err := startTools(c.Context, c, o, execCfg, pytool.BesideEngine(p.Engine != nil))
 	if err != nil {
 		return nil, rollout.Summary{}, err
 	}
@@ -340,7 +340,7 @@ func rolloutBench(c *cli.Context) error {
 	if err := cfg.Validate(); err != nil {
 		return usererr.Wrap(err)
 	}
-	pool, err := startTools(c.Context, c, o, cfg, exec.BesideEngine(true))
+	pool, err := startTools(c.Context, c, o, cfg, pytool.BesideEngine(true))
 	if err != nil {
 		return err
 	}
@@ -354,7 +354,7 @@ func rolloutBench(c *cli.Context) error {
 		return err
 	}
 	res.ToolPriority, res.RoleWords = "remote", len(words) > 0
-	if local, ok := pool.(*exec.Pool); ok {
+	if local, ok := pool.(*pytool.Pool); ok {
 		res.ToolPriority = local.Priority()
 	}
 	if o.JSON {

@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"context"
 	"os"
-	osexec "os/exec"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"gorstar/config"
-	"gorstar/exec"
 	"gorstar/internal/testenv"
+	"gorstar/pytool"
 )
 
 // TestReadmeTour runs the README's tour top to bottom against the built binary, in an empty
@@ -46,7 +46,7 @@ func TestReadmeTour(t *testing.T) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		cmd := osexec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", c)
+		cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", c)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "HOME="+dir)
 		var stderr bytes.Buffer
@@ -111,13 +111,13 @@ func tourSkip(c string) string {
 
 // tourToolAvailable reports whether the tour's exec lines can run: a sandbox and sympy.
 func tourToolAvailable() (bool, string) {
-	if _, err := osexec.LookPath("python3"); err != nil {
+	if _, err := exec.LookPath("python3"); err != nil {
 		return false, "no python3"
 	}
-	if _, err := exec.AutoSandbox(config.DefaultExec().Python); err != nil {
+	if _, err := pytool.AutoSandbox(config.DefaultExec().Python); err != nil {
 		return false, "no sandbox here"
 	}
-	if err := osexec.Command("python3", "-c", "import sympy").Run(); err != nil {
+	if err := exec.Command("python3", "-c", "import sympy").Run(); err != nil {
 		return false, "no sympy"
 	}
 	return true, ""

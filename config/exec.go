@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Exec configures the sandboxed Python tool (package exec): the warm pool, the sandbox and the
+// Exec configures the sandboxed Python tool (package pytool): the warm pool, the sandbox and the
 // per-call limits. Defaults follow rStar2's code environment (4 s, 384 MB, 1000 characters).
 type Exec struct {
 	Workers           int      `toml:"workers" comment:"Warm Python workers, one call each at a time (0 = 2 per core)."`

@@ -157,7 +157,7 @@ func (it ArithItem) Conversation() chat.Conversation {
 
 // RecoveryConversation is the item as an SFT example of recovering from a failed call: a first
 // call fails, the tool answers with the sandbox's error for that code (exactly what
-// exec.Result.ToolText shows for it), and a second call gets the result.
+// pytool.Result.ToolText shows for it), and a second call gets the result.
 //
 // Unmasked (the quickstart's data): the first call misspells print around the expression and is in
 // the loss like every turn. Masked: the first call prints a name it never defined and has weight 0,

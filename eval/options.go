@@ -4,8 +4,8 @@ import (
 	"gorstar/config"
 	"gorstar/dist"
 	"gorstar/engine"
-	"gorstar/exec"
 	"gorstar/internal/progress"
+	"gorstar/pytool"
 )
 
 // Options configure Run: what to evaluate on which policy, and where the results go.
@@ -42,7 +42,7 @@ type Options struct {
 	// Exec configures the sandbox pool, started on the first tool call; Tools, when set, is used
 	// instead.
 	Exec  config.Exec
-	Tools exec.Runner
+	Tools pytool.Runner
 	// Concurrency bounds the samples in flight (native: the engine's batch; endpoints: the
 	// completions in flight over all servers). 0: 64.
 	Concurrency int

@@ -6,8 +6,8 @@ import (
 
 	"gorstar/chat"
 	"gorstar/data"
-	"gorstar/exec"
 	"gorstar/internal/usererr"
+	"gorstar/pytool"
 	"gorstar/rollout"
 )
 
@@ -58,7 +58,7 @@ func PassRates(problems []data.Problem, k int, trajs []rollout.Trajectory, corre
 type Rater struct {
 	o     Options
 	pol   *rollout.Policy
-	tools exec.Runner
+	tools pytool.Runner
 	pool  *lazyPool
 	ro    rollout.Options
 	rated int

@@ -7,15 +7,15 @@ import (
 	"gorstar/chat"
 	"gorstar/config"
 	"gorstar/data"
-	"gorstar/exec"
 	"gorstar/internal/usererr"
+	"gorstar/pytool"
 	"gorstar/rollout"
 )
 
 // sampler is where an evaluation's samples come from: a token-mode policy (native, or endpoints
 // with the served model's tokenizer) or, on endpoints without a tokenizer, text mode.
 type sampler struct {
-	run   func(ctx context.Context, tools exec.Runner, ro rollout.Options, problems []data.Problem) error
+	run   func(ctx context.Context, tools pytool.Runner, ro rollout.Options, problems []data.Problem) error
 	close func()
 }
 
@@ -34,7 +34,7 @@ func openSampler(ctx context.Context, o Options, tmpl *chat.Template, co chat.Op
 			return nil, err
 		}
 		m.Mode, m.Endpoints, m.ServedModel = rollout.ModeText, c.Endpoints(), o.ServedModel
-		return &sampler{close: c.Close, run: func(ctx context.Context, tools exec.Runner, ro rollout.Options, problems []data.Problem) error {
+		return &sampler{close: c.Close, run: func(ctx context.Context, tools pytool.Runner, ro rollout.Options, problems []data.Problem) error {
 			loop, err := rollout.NewText(c, tools, ro)
 			if err != nil {
 				return err
@@ -51,7 +51,7 @@ func openSampler(ctx context.Context, o Options, tmpl *chat.Template, co chat.Op
 		pol.Close()
 		return nil, err
 	}
-	return &sampler{close: pol.Close, run: func(ctx context.Context, tools exec.Runner, ro rollout.Options, problems []data.Problem) error {
+	return &sampler{close: pol.Close, run: func(ctx context.Context, tools pytool.Runner, ro rollout.Options, problems []data.Problem) error {
 		loop, err := rollout.New(pol.Backend, tools, pol.Tokenizer, ro)
 		if err != nil {
 			return err
@@ -97,10 +97,10 @@ func chatOptions(tmpl *chat.Template, noTool bool) chat.Options {
 // nodes at once instead (cheap, and a dead list fails the run before any sampling).
 type lazyPool struct {
 	cfg    config.Exec
-	native bool // the policy decodes on this machine (exec.BesideEngine)
+	native bool // the policy decodes on this machine (pytool.BesideEngine)
 	warn   func(string)
 	once   sync.Once
-	pool   exec.Tools
+	pool   pytool.Tools
 	err    error
 }
 
@@ -115,23 +115,23 @@ func newLazyPool(ctx context.Context, o Options) (*lazyPool, error) {
 	return l, nil
 }
 
-func (l *lazyPool) get(ctx context.Context) (exec.Tools, error) {
+func (l *lazyPool) get(ctx context.Context) (pytool.Tools, error) {
 	l.once.Do(func() {
-		l.pool, l.err = exec.Open(context.WithoutCancel(ctx), l.cfg, l.warn, exec.BesideEngine(l.native))
+		l.pool, l.err = pytool.Open(context.WithoutCancel(ctx), l.cfg, l.warn, pytool.BesideEngine(l.native))
 	})
 	return l.pool, l.err
 }
 
-func (l *lazyPool) Run(ctx context.Context, c exec.Call) exec.Result {
+func (l *lazyPool) Run(ctx context.Context, c pytool.Call) pytool.Result {
 	p, err := l.get(ctx)
 	if err != nil {
-		return exec.Result{Status: exec.StatusInternal, Stderr: err.Error()}
+		return pytool.Result{Status: pytool.StatusInternal, Stderr: err.Error()}
 	}
 	return p.Run(ctx, c)
 }
 
-func (l *lazyPool) RunBatch(ctx context.Context, calls []exec.Call) []exec.Result {
-	out := make([]exec.Result, len(calls))
+func (l *lazyPool) RunBatch(ctx context.Context, calls []pytool.Call) []pytool.Result {
+	out := make([]pytool.Result, len(calls))
 	for i, c := range calls {
 		out[i] = l.Run(ctx, c)
 	}

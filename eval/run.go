@@ -13,11 +13,11 @@ import (
 	"gorstar/chat"
 	"gorstar/config"
 	"gorstar/data"
-	"gorstar/exec"
 	"gorstar/internal/atomicfile"
 	"gorstar/internal/checkpoint"
 	"gorstar/internal/progress"
 	"gorstar/internal/usererr"
+	"gorstar/pytool"
 	"gorstar/reward"
 	"gorstar/rollout"
 )
@@ -296,7 +296,7 @@ func infraFailure(t rollout.Trajectory) string {
 		return ""
 	}
 	for _, rec := range t.Turns {
-		if rec.Status == string(exec.StatusInternal) {
+		if rec.Status == string(pytool.StatusInternal) {
 			return "the sandbox could not run a tool call: " + strings.TrimSpace(strings.SplitN(rec.ToolText, "\n", 2)[0])
 		}
 	}
@@ -421,4 +421,4 @@ func writeAll(out, mdPath, manPath string, man Manifest, recs []Record, res *Res
 	return writeManifest(manPath, man)
 }
 
-var _ exec.Tools = (*lazyPool)(nil)
+var _ pytool.Tools = (*lazyPool)(nil)

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"gorstar/config"
-	"gorstar/exec"
 	"gorstar/internal/checkpoint"
 	"gorstar/internal/progress"
 	"gorstar/internal/testmodel"
+	"gorstar/pytool"
 	"gorstar/rollout"
 )
 
@@ -158,9 +158,9 @@ func TestEvalWarnsGreedy(t *testing.T) {
 // with the samples it kept and a line saying why the rest failed; running it again redoes them.
 func TestEvalDropsSandboxFailures(t *testing.T) {
 	spoiled := rollout.Trajectory{ProblemID: "p0", ToolCalls: 1, InternalToolErrors: 1,
-		Turns: []rollout.TurnRecord{{Status: string(exec.StatusInternal), ToolText: "start zygote: not ready after 2 minutes\nmore"}}}
+		Turns: []rollout.TurnRecord{{Status: string(pytool.StatusInternal), ToolText: "start zygote: not ready after 2 minutes\nmore"}}}
 	modelsFault := rollout.Trajectory{ProblemID: "p0", ToolCalls: 1, FailedToolCalls: 1,
-		Turns: []rollout.TurnRecord{{Status: string(exec.StatusError), ToolText: "NameError"}}}
+		Turns: []rollout.TurnRecord{{Status: string(pytool.StatusError), ToolText: "NameError"}}}
 	if why := infraFailure(spoiled); why != "the sandbox could not run a tool call: start zygote: not ready after 2 minutes" {
 		t.Errorf("infraFailure(spoiled) = %q", why)
 	}

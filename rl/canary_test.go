@@ -7,17 +7,17 @@ import (
 	"time"
 
 	"gorstar/config"
-	"gorstar/exec"
 	"gorstar/internal/testenv"
+	"gorstar/pytool"
 	"gorstar/rollout"
 )
 
 // refusing is a sandbox in an outage: every call fails at once with an ordinary error status, as
 // a refused fork does, which a policy writing broken code would also produce.
-type refusing struct{ exec.Runner }
+type refusing struct{ pytool.Runner }
 
-func (refusing) Run(context.Context, exec.Call) exec.Result {
-	return exec.Result{Status: exec.StatusError, Stderr: "BlockingIOError: [Errno 11] Resource temporarily unavailable", ExitCode: 1}
+func (refusing) Run(context.Context, pytool.Call) pytool.Result {
+	return pytool.Result{Status: pytool.StatusError, Stderr: "BlockingIOError: [Errno 11] Resource temporarily unavailable", ExitCode: 1}
 }
 
 // The canary tells a broken sandbox from a policy whose code fails: a real pool answers
@@ -27,8 +27,8 @@ func TestCanaryTellsTheSandboxFromThePolicy(t *testing.T) {
 	testenv.Short(t, "starts sandboxed Python")
 	e := config.DefaultExec()
 	e.Workers, e.Modules, e.Timeout = 1, []string{"math"}, config.D(5*time.Second)
-	pool, err := exec.NewPool(context.Background(), e)
-	if errors.Is(err, exec.ErrNoSandbox) {
+	pool, err := pytool.NewPool(context.Background(), e)
+	if errors.Is(err, pytool.ErrNoSandbox) {
 		testenv.Sandbox(t, err)
 	}
 	if err != nil {

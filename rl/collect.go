@@ -8,9 +8,9 @@ import (
 
 	"gorstar/chat"
 	"gorstar/data"
-	"gorstar/exec"
 	"gorstar/internal/usererr"
 	"gorstar/openai"
+	"gorstar/pytool"
 	"gorstar/reward"
 	"gorstar/rollout"
 )
@@ -190,9 +190,9 @@ func mostCallsFailed(trajs []rollout.Trajectory) bool {
 }
 
 // canary runs a call any working sandbox answers with "42".
-func canary(ctx context.Context, tools exec.Runner) (exec.Result, bool) {
-	res := tools.Run(ctx, exec.Call{Code: "print(6 * 7)"})
-	return res, res.Status == exec.StatusOK && strings.TrimSpace(res.Stdout) == "42"
+func canary(ctx context.Context, tools pytool.Runner) (pytool.Result, bool) {
+	res := tools.Run(ctx, pytool.Call{Code: "print(6 * 7)"})
+	return res, res.Status == pytool.StatusOK && strings.TrimSpace(res.Stdout) == "42"
 }
 
 func firstLine(s string) string {

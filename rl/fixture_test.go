@@ -13,10 +13,10 @@ import (
 	"gorstar/chat"
 	"gorstar/config"
 	"gorstar/data"
-	"gorstar/exec"
 	"gorstar/internal/testenv"
 	"gorstar/kernels"
 	"gorstar/model"
+	"gorstar/pytool"
 	"gorstar/rl"
 	"gorstar/sft"
 )
@@ -123,7 +123,7 @@ func testOptions(modelDir, dataPath, out string) rl.Options {
 // skipWithoutSandbox skips a test whose run could not start the Python sandbox here.
 func skipWithoutSandbox(t testing.TB, err error) {
 	t.Helper()
-	if errors.Is(err, exec.ErrNoSandbox) {
+	if errors.Is(err, pytool.ErrNoSandbox) {
 		testenv.Sandbox(t, err)
 	}
 }

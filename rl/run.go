@@ -10,10 +10,10 @@ import (
 	"gorstar/config"
 	"gorstar/data"
 	"gorstar/engine"
-	"gorstar/exec"
 	"gorstar/internal/metricslog"
 	"gorstar/internal/usererr"
 	"gorstar/model"
+	"gorstar/pytool"
 	"gorstar/tokenizer"
 )
 
@@ -29,7 +29,7 @@ type trainer struct {
 	opt         *model.Optimizer
 	eng         *engine.Engine // nil with remote rollouts
 	remote      *remote        // nil on the native engine
-	tools       exec.Runner
+	tools       pytool.Runner
 	closer      []func()
 	train       []data.Problem // Options.Data (stages without their own data)
 	held        []data.Problem
@@ -185,7 +185,7 @@ func (t *trainer) checkStageData() error {
 // startTools starts the sandboxed Python pool the rollouts call, or connects to exec.endpoints.
 func (t *trainer) startTools(ctx context.Context) error {
 	// Natively, the rollouts decode on this machine's cores.
-	tools, err := exec.Open(ctx, t.o.Exec, func(s string) { t.o.logf("rl: %s", s) }, exec.BesideEngine(t.remote == nil))
+	tools, err := pytool.Open(ctx, t.o.Exec, func(s string) { t.o.logf("rl: %s", s) }, pytool.BesideEngine(t.remote == nil))
 	if err != nil {
 		return err
 	}

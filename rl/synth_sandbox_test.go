@@ -7,8 +7,8 @@ import (
 
 	"gorstar/chat"
 	"gorstar/data"
-	"gorstar/exec"
 	"gorstar/internal/testenv"
+	"gorstar/pytool"
 )
 
 // The error-recovery SFT conversations show, after the failed call, exactly the text the sandbox
@@ -16,7 +16,7 @@ import (
 func TestRecoveryToolTextIsTheSandboxs(t *testing.T) {
 	testenv.Short(t, "starts sandboxed Python")
 	cfg := testOptions("", "", "").Exec
-	pool, err := exec.NewPool(context.Background(), cfg)
+	pool, err := pytool.NewPool(context.Background(), cfg)
 	skipWithoutSandbox(t, err)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func TestRecoveryToolTextIsTheSandboxs(t *testing.T) {
 			if err := json.Unmarshal(conv.Messages[i-1].ToolCalls[0].Arguments, &args); err != nil {
 				t.Fatal(err)
 			}
-			res := pool.Run(context.Background(), exec.Call{Code: args.Code, Stdin: args.Input})
+			res := pool.Run(context.Background(), pytool.Call{Code: args.Code, Stdin: args.Input})
 			if got := res.ToolText(256); got != m.Content {
 				t.Errorf("%s: the sandbox shows %q, the conversation %q", args.Code, got, m.Content)
 			}

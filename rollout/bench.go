@@ -11,9 +11,9 @@ import (
 	"gorstar/chat"
 	"gorstar/data"
 	"gorstar/engine"
-	"gorstar/exec"
 	"gorstar/internal/stats"
 	"gorstar/model"
+	"gorstar/pytool"
 	"gorstar/tokenizer"
 )
 
@@ -69,7 +69,7 @@ type BenchResult struct {
 	// ToolSessions: each trajectory's calls ran in one live interpreter, not a fresh process each.
 	ToolSessions bool `json:"tool_sessions"`
 	// ToolPriority is the CPU priority the sandbox ran at beside the engine (idle or normal:
-	// exec.Pool.Priority), set by the caller that started the sandbox.
+	// pytool.Pool.Priority), set by the caller that started the sandbox.
 	ToolPriority string `json:"tool_priority,omitempty"`
 	// RoleWords: the tokenizer gave the chat roles one token each, as Qwen3's does (16 tokens of
 	// scaffolding around a one-character tool result, against 27 spelled byte by byte; Qwen3: 18),
@@ -144,7 +144,7 @@ func (o BenchOptions) validate() error {
 // Bench runs the same rollouts with the overlapped and with the naive schedule on an engine over m
 // (at most Concurrency sequences at once), then generates the same number of tokens without tools.
 // tools should have at least Concurrency workers, or the tools' queue is what gets measured.
-func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools exec.Runner, o BenchOptions) (BenchResult, error) {
+func Bench(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, tools pytool.Runner, o BenchOptions) (BenchResult, error) {
 	if err := o.validate(); err != nil {
 		return BenchResult{}, err
 	}
@@ -224,12 +224,12 @@ func benchOnce(ctx context.Context, eng *engine.Engine, run func(bool, []data.Pr
 	if err != nil {
 		return BenchResult{}, err
 	}
-	cpu0 := exec.ReadCPU()
+	cpu0 := pytool.ReadCPU()
 	over, ts, err := run(true, problems)
 	if err != nil {
 		return BenchResult{}, err
 	}
-	cpu1 := exec.ReadCPU()
+	cpu1 := pytool.ReadCPU()
 	naive, _, err := run(false, problems)
 	if err != nil {
 		return BenchResult{}, err
@@ -331,7 +331,7 @@ func engineOnly(ctx context.Context, eng *engine.Engine, jobs []engineJob, o Opt
 			Sampling: engine.Sampling{Temperature: o.Temperature, TopP: o.TopP, Seed: &seed}})
 		total += j.tokens
 	}
-	cpu0, start := exec.ReadCPU(), time.Now()
+	cpu0, start := pytool.ReadCPU(), time.Now()
 	seqs, err := eng.SubmitAll(ctx, reqs)
 	if err != nil {
 		return 0, 0, err
@@ -341,7 +341,7 @@ func engineOnly(ctx context.Context, eng *engine.Engine, jobs []engineJob, o Opt
 			return 0, 0, err
 		}
 	}
-	wall, cpu1 := time.Since(start).Seconds(), exec.ReadCPU()
+	wall, cpu1 := time.Since(start).Seconds(), pytool.ReadCPU()
 	if cpu0.OK && cpu1.OK {
 		cores = (cpu1.Self - cpu0.Self).Seconds() / wall
 	}

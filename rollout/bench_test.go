@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"gorstar/exec"
 	"gorstar/internal/testenv"
 	"gorstar/model"
+	"gorstar/pytool"
 )
 
 // TestBenchRuns checks the bench's plumbing at a small size (no timing is asserted).
@@ -38,7 +38,7 @@ func TestBenchRuns(t *testing.T) {
 		res.ToolCallCPUMS < 0 || res.OutsideCPUShare < 0 || res.OutsideCPUShare > 1 {
 		t.Errorf("%+v; want %d tokens and %d calls, none failed", res, tokens, calls)
 	}
-	cpuOK := exec.ReadCPU().OK
+	cpuOK := pytool.ReadCPU().OK
 	if cpuOK && (res.EngineCores <= 0 || res.EngineOnlyCores <= 0 ||
 		res.EngineOnlyCores > 1.25*float64(runtime.NumCPU())) {
 		t.Errorf("engine cores %v, alone %v; want both above 0 and at most the machine's %d",

@@ -4,7 +4,7 @@
 // A trajectory starts from a problem rendered with the chat template (chat.Renderer), generates
 // an assistant turn on a Backend until the turn ends (a pause on </tool_call>, the end-of-turn
 // token, or the response budget), parses the first tool call, runs it in the Python sandbox
-// (exec.Runner), appends the tool turn and the next generation prompt as token ids and resumes.
+// (pytool.Runner), appends the tool turn and the next generation prompt as token ids and resumes.
 // It stops on a turn without a call, at Options.MaxTurns (a call in the last turn is not run), or
 // when generated plus appended tokens reach Options.MaxResponseTokens (truncated, reward 0).
 //

@@ -8,7 +8,7 @@ import (
 
 	"gorstar/data"
 	"gorstar/engine"
-	"gorstar/exec"
+	"gorstar/pytool"
 	"gorstar/tokenizer"
 )
 
@@ -24,7 +24,7 @@ func newTestEngine(t testing.TB, tok *tokenizer.Tokenizer, maxSeqs int) *engine.
 
 // rollWithScript runs the bench's scripted policy (turn lengths and calls decided by the script,
 // decoding, pausing and tools real) on the engine.
-func rollWithScript(t *testing.T, eng *engine.Engine, tok *tokenizer.Tokenizer, tools exec.Runner, o Options, b BenchOptions) []Trajectory {
+func rollWithScript(t *testing.T, eng *engine.Engine, tok *tokenizer.Tokenizer, tools pytool.Runner, o Options, b BenchOptions) []Trajectory {
 	t.Helper()
 	l, err := New(&EngineBackend{Engine: eng, WeightVersion: 3}, tools, tok, o)
 	if err != nil {

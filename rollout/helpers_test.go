@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"gorstar/config"
-	"gorstar/exec"
 	"gorstar/internal/testenv"
 	"gorstar/internal/testmodel"
 	"gorstar/model"
+	"gorstar/pytool"
 	"gorstar/tokenizer"
 )
 
@@ -50,7 +50,7 @@ func tinyModel(t testing.TB, tok *tokenizer.Tokenizer) *model.Model {
 }
 
 // testPool starts the real sandboxed Python pool, or skips where none works here.
-func testPool(t testing.TB, workers int) *exec.Pool {
+func testPool(t testing.TB, workers int) *pytool.Pool {
 	t.Helper()
 	testenv.Short(t, "starts sandboxed Python")
 	testenv.Python3(t)
@@ -60,8 +60,8 @@ func testPool(t testing.TB, workers int) *exec.Pool {
 	cfg.Timeout = config.D(5 * time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := exec.NewPool(ctx, cfg)
-	if errors.Is(err, exec.ErrNoSandbox) {
+	p, err := pytool.NewPool(ctx, cfg)
+	if errors.Is(err, pytool.ErrNoSandbox) {
 		testenv.Sandbox(t, err)
 	}
 	if err != nil {

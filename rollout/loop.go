@@ -11,15 +11,15 @@ import (
 
 	"gorstar/chat"
 	"gorstar/data"
-	"gorstar/exec"
+	"gorstar/pytool"
 	"gorstar/tokenizer"
 )
 
-// Loop runs rollouts of problems on a Backend with tools in an exec.Runner. It is safe for
+// Loop runs rollouts of problems on a Backend with tools in an pytool.Runner. It is safe for
 // concurrent use; each Run is independent.
 type Loop struct {
 	backend   Backend
-	tools     exec.Runner
+	tools     pytool.Runner
 	tok       *tokenizer.Tokenizer
 	render    *chat.Renderer
 	opts      Options
@@ -34,7 +34,7 @@ type Loop struct {
 }
 
 // New checks the options and the template against the tokenizer.
-func New(b Backend, tools exec.Runner, tok *tokenizer.Tokenizer, o Options) (*Loop, error) {
+func New(b Backend, tools pytool.Runner, tok *tokenizer.Tokenizer, o Options) (*Loop, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}

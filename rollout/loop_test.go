@@ -9,8 +9,8 @@ import (
 
 	"gorstar/chat"
 	"gorstar/data"
-	"gorstar/exec"
 	"gorstar/internal/testenv"
+	"gorstar/pytool"
 )
 
 const imEnd = "<|im_end|>"
@@ -60,10 +60,10 @@ func TestStopRules(t *testing.T) {
 	}
 	tok := byteTokenizer(t)
 	parent := t
-	var pool *exec.Pool
+	var pool *pytool.Pool
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var tools exec.Runner
+			var tools pytool.Runner
 			if c.runsTools {
 				testenv.Short(t, "starts sandboxed Python")
 				if pool == nil {
@@ -177,12 +177,12 @@ func TestSampleSeedsDistinct(t *testing.T) {
 
 // sessionRecorder is the real pool, noting the session of every call and every session closed.
 type sessionRecorder struct {
-	*exec.Pool
+	*pytool.Pool
 	mu             sync.Mutex
 	called, closed []string
 }
 
-func (r *sessionRecorder) Run(ctx context.Context, c exec.Call) exec.Result {
+func (r *sessionRecorder) Run(ctx context.Context, c pytool.Call) pytool.Result {
 	r.mu.Lock()
 	r.called = append(r.called, c.Session)
 	r.mu.Unlock()

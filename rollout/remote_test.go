@@ -6,14 +6,14 @@ import (
 
 	"gorstar/chat"
 	"gorstar/engine"
-	"gorstar/exec"
 	"gorstar/internal/testmodel"
 	"gorstar/internal/testserve"
+	"gorstar/pytool"
 	"gorstar/serve"
 )
 
 // rollOn rolls problems out on the policy of po (natively or on endpoints).
-func rollOn(t *testing.T, po PolicyOptions, o Options, pool exec.Runner) []Trajectory {
+func rollOn(t *testing.T, po PolicyOptions, o Options, pool pytool.Runner) []Trajectory {
 	t.Helper()
 	pol, err := OpenPolicy(ctxT(t), po)
 	if err != nil {

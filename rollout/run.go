@@ -7,7 +7,7 @@ import (
 
 	"gorstar/chat"
 	"gorstar/data"
-	"gorstar/exec"
+	"gorstar/pytool"
 	"gorstar/reward"
 )
 
@@ -28,7 +28,7 @@ type run struct {
 
 // pendingCall is the call of the turn that just ended, waiting for the sandbox and the append.
 type pendingCall struct {
-	call    exec.Call
+	call    pytool.Call
 	refusal string  // set: send this text back instead of running anything
 	end     TurnEnd // EndPaused: the model left its turn open, so the end of turn is appended
 	record  *TurnRecord
@@ -171,7 +171,7 @@ func (r *run) runTool(ctx context.Context) {
 	rec.Status = string(res.Status)
 	rec.ToolText = res.ToolText(r.l.opts.ToolTextChars)
 	switch {
-	case res.Status == exec.StatusInternal:
+	case res.Status == pytool.StatusInternal:
 		r.t.InternalToolErrors++
 	case failedByModel(res.Status):
 		r.t.FailedToolCalls++
@@ -220,7 +220,7 @@ func (r *run) closeSession() {
 	if r.session == "" {
 		return
 	}
-	if c, ok := r.l.tools.(exec.SessionCloser); ok {
+	if c, ok := r.l.tools.(pytool.SessionCloser); ok {
 		c.CloseSession(r.session)
 	}
 	r.session = ""

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"time"
 
-	"gorstar/exec"
+	"gorstar/pytool"
 )
 
 // Summary is a run's totals (the `gorstar rollout --json` fields).
@@ -71,7 +71,7 @@ func Summarize(ts []Trajectory, wall time.Duration) Summary {
 		s.ToolWaitFraction = waited / lived
 	}
 	sort.Float64s(durations)
-	s.ToolP50MS = exec.Percentile(durations, 0.5)
-	s.ToolP99MS = exec.Percentile(durations, 0.99)
+	s.ToolP50MS = pytool.Percentile(durations, 0.5)
+	s.ToolP99MS = pytool.Percentile(durations, 0.99)
 	return s
 }

@@ -13,8 +13,8 @@ import (
 
 	"gorstar/chat"
 	"gorstar/data"
-	"gorstar/exec"
 	"gorstar/openai"
+	"gorstar/pytool"
 	"gorstar/reward"
 )
 
@@ -25,14 +25,14 @@ import (
 // evaluated but not trained on: rollout and RL need token mode (Loop).
 type TextLoop struct {
 	client   *openai.Client
-	tools    exec.Runner
+	tools    pytool.Runner
 	opts     Options
 	id       string
 	sessions atomic.Uint64
 }
 
 // NewText checks the options; o.Chat.Tools are the schemas sent with every request.
-func NewText(c *openai.Client, tools exec.Runner, o Options) (*TextLoop, error) {
+func NewText(c *openai.Client, tools pytool.Runner, o Options) (*TextLoop, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (l *TextLoop) trajectory(ctx context.Context, p data.Problem, problem, samp
 		msgs: []openai.ChatMessage{{Role: chat.RoleUser, Content: p.Problem}}, prompt: -1}
 	reason, err := r.loop(ctx)
 	if r.session != "" {
-		if c, ok := l.tools.(exec.SessionCloser); ok {
+		if c, ok := l.tools.(pytool.SessionCloser); ok {
 			c.CloseSession(r.session)
 		}
 	}
@@ -237,7 +237,7 @@ func (r *textRun) runTool(ctx context.Context, parsed chat.ParsedToolCall, rec *
 	rec.Status = string(res.Status)
 	rec.ToolText = res.ToolText(o.ToolTextChars)
 	switch {
-	case res.Status == exec.StatusInternal:
+	case res.Status == pytool.StatusInternal:
 		r.t.InternalToolErrors++
 	case failedByModel(res.Status):
 		r.t.FailedToolCalls++

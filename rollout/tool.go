@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"gorstar/chat"
-	"gorstar/exec"
+	"gorstar/pytool"
 )
 
 // pythonTool is the one tool the loop runs (chat.PythonTool's name).
@@ -14,12 +14,12 @@ const pythonTool = "python"
 
 // toolCall reads a parsed call into a sandbox call. A call the sandbox cannot take (malformed,
 // unknown tool, no code) gives instead the error text that goes back to the model.
-func toolCall(p chat.ParsedToolCall) (call exec.Call, refusal string) {
+func toolCall(p chat.ParsedToolCall) (call pytool.Call, refusal string) {
 	if p.Error != "" {
-		return exec.Call{}, p.Error
+		return pytool.Call{}, p.Error
 	}
 	if p.Call.Name != pythonTool {
-		return exec.Call{}, fmt.Sprintf("Error: unknown tool %q; the tools are: %s.", p.Call.Name, pythonTool)
+		return pytool.Call{}, fmt.Sprintf("Error: unknown tool %q; the tools are: %s.", p.Call.Name, pythonTool)
 	}
 	var args struct {
 		Code  *string `json:"code"`
@@ -27,7 +27,7 @@ func toolCall(p chat.ParsedToolCall) (call exec.Call, refusal string) {
 	}
 	if err := json.Unmarshal(p.Call.Arguments, &args); err != nil || args.Code == nil ||
 		strings.TrimSpace(*args.Code) == "" {
-		return exec.Call{}, fmt.Sprintf(`Error: the call to %s needs a non-empty "code" string argument (and optionally an "input" string).`, pythonTool)
+		return pytool.Call{}, fmt.Sprintf(`Error: the call to %s needs a non-empty "code" string argument (and optionally an "input" string).`, pythonTool)
 	}
 	call.Code = *args.Code
 	if args.Input != nil {
@@ -38,6 +38,6 @@ func toolCall(p chat.ParsedToolCall) (call exec.Call, refusal string) {
 
 // failedByModel reports whether a result counts as a failed call of the model's (GRPO-RoC's p_err);
 // internal sandbox failures do not.
-func failedByModel(s exec.Status) bool {
-	return s != exec.StatusOK && s != exec.StatusInternal
+func failedByModel(s pytool.Status) bool {
+	return s != pytool.StatusOK && s != pytool.StatusInternal
 }

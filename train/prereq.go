@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	osexec "os/exec"
+	"os/exec"
 	"strings"
 	"syscall"
 
 	"gorstar/config"
-	"gorstar/exec"
 	"gorstar/internal/usererr"
+	"gorstar/pytool"
 )
 
 // checkPrerequisites checks, before any work, what the machine must have beyond the binary (the
@@ -21,23 +21,23 @@ import (
 // shown once the run has started.
 func checkPrerequisites(ctx context.Context, cfg config.Config) (notes []string, err error) {
 	if len(cfg.Exec.Endpoints) > 0 {
-		tools, err := exec.Open(ctx, cfg.Exec, func(s string) { notes = append(notes, "note: "+s) })
+		tools, err := pytool.Open(ctx, cfg.Exec, func(s string) { notes = append(notes, "note: "+s) })
 		if err != nil {
 			return nil, err
 		}
 		tools.Close()
 		return notes, nil
 	}
-	python, _, err := exec.ResolvePython(cfg.Exec.Python)
+	python, _, err := pytool.ResolvePython(cfg.Exec.Python)
 	if err != nil {
 		return nil, usererr.New("exec.python %q: %v: the Python tool needs Python 3 (install python3 or set exec.python)",
 			cfg.Exec.Python, oneLine(err))
 	}
-	if cfg.Exec.Sandbox == exec.SandboxAuto && !exec.BwrapAvailable() {
+	if cfg.Exec.Sandbox == pytool.SandboxAuto && !pytool.BwrapAvailable() {
 		notes = append(notes, "note: bubblewrap (bwrap) is not installed: the tool's sandbox uses Linux namespaces set up by gorstar")
 	}
 	probe := `import importlib.util as u; print(" ".join(m for m in ("sympy", "numpy") if u.find_spec(m) is None))`
-	out, err := osexec.CommandContext(ctx, python, "-c", probe).Output()
+	out, err := exec.CommandContext(ctx, python, "-c", probe).Output()
 	if err != nil {
 		return nil, usererr.New("exec.python %s does not run: %v", python, oneLine(err))
 	}

@@ -64,7 +64,7 @@ func Torch(t testing.TB) string {
 }
 
 // Sandbox skips t when err says no Python sandbox starts here (neither bubblewrap nor gorstar's
-// own namespaces); the caller decides which errors those are (exec.ErrNoSandbox).
+// own namespaces); the caller decides which errors those are (pytool.ErrNoSandbox).
 func Sandbox(t testing.TB, err error) {
 	t.Helper()
 	Skip(t, "a Python sandbox", err.Error(), "apt-get install bubblewrap, or allow unprivileged user namespaces")
