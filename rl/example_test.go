@@ -1,8 +1,11 @@
 package rl_test
 
 import (
+	"context"
 	"fmt"
+	"log"
 
+	"gorstar/config"
 	"gorstar/rl"
 )
 
@@ -15,4 +18,21 @@ func ExampleGroupAdvantages() {
 	// Output:
 	// [0.866 -0.866 -0.866 0.866]
 	// [0 0 0]
+}
+
+// An RL run from an SFT checkpoint: the stages of cfg.RL in order, held-out accuracy along the
+// way, checkpoints and metrics.jsonl under Out, the final model in Out. The kernels must be set up
+// first (as `gorstar rl` does).
+func ExampleRun() {
+	cfg := config.Default()
+	res, err := rl.Run(context.Background(), rl.Options{
+		Model: "runs/x/sft", Data: "train.jsonl", EvalData: "eval.jsonl", Out: "runs/x/rl",
+		RL: cfg.RL, Rollout: cfg.Rollout, Reward: cfg.Reward, Exec: cfg.Exec, Eval: cfg.Eval, Seed: 1,
+		Progress: func(p rl.Progress) { log.Printf("step %d/%d reward %.2f", p.Step, p.Steps, p.Metrics.RewardMean) },
+		Logf:     log.Printf,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Steps, res.EvalAccuracy)
 }
