@@ -32,7 +32,7 @@ func Example() {
 	}
 	defer pool.Close()
 
-	o := rollout.DefaultOptions() // rStar2's turns and budget, temperature 1, overlapped schedule
+	o := rollout.DefaultOptions() // 10 turns, 8K tokens, temperature 1, the overlapped schedule
 	o.Chat, o.Concurrency = p.ChatOptions([]json.RawMessage{chat.PythonTool}), p.Concurrency
 	o.Samples, o.Seed = 16, 1
 	loop, err := rollout.New(p.Backend, pool, p.Tokenizer, o)
