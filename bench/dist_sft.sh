@@ -6,7 +6,10 @@
 # Each configuration trains the same `small`-preset model on the same synthetic conversations for
 # STEPS optimizer steps; tokens/s is `gorstar sft --json`'s (trained tokens over the steps' wall
 # time, rank 0's clock for B). The three run in turn ROUNDS times and the medians are reported,
-# since a shared machine's speed drifts.
+# since a shared machine's speed drifts. Then each configuration's step time by phase, from the
+# "profile" of `gorstar sft --json` summed over its rounds (rank 0's clock; compute per rank):
+# forward/backward, the slowest rank's lead over the mean (imbalance), gradient all-reduce
+# (waiting for a slower rank included), optimizer, the rest, and the Go collector's CPU time.
 #
 # usage: bench/dist_sft.sh [WORKDIR]    (needs go and mpirun; settings: PRESET (small), PER_RANK (2),
 #        STEPS (3), ROUNDS (3), SEED (1); 14 min on the shared 2-core machine)
@@ -34,10 +37,11 @@ sft() { # name, batch, threads, launcher...
   rm -rf "$work/$name"
   "$@" "$bin" --seed "$seed" --threads "$threads" sft --model "$work/init" --data "$work/sft.parquet" --out "$work/$name" \
     --epochs 1 --until-eval-loss 0 --eval-fraction 0 --batch-size "$batch" --save-every 0 --json \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin)["tokens_per_s"])'
+    >"$work/$name.$r.json"
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tokens_per_s"])' "$work/$name.$r.json"
 }
 declare -a A B C
-for r in $(seq "$rounds"); do
+for r in $(seq "$rounds"); do # r names each run's JSON
   A+=("$(sft a "$per" 1)")
   B+=("$(sft b $((2 * per)) 1 "${mpirun[@]}")")
   C+=("$(sft c $((2 * per)) 2)")
@@ -49,4 +53,26 @@ a, b, c = (statistics.median(map(float, s.split())) for s in sys.argv[1:4])
 print(f"A 1 rank x 1 thread   {a:8.1f} tokens/s")
 print(f"B 2 ranks x 1 thread  {b:8.1f} tokens/s   B/A {b / a:.2f}")
 print(f"C 1 rank x 2 threads  {c:8.1f} tokens/s   B/C {b / c:.2f}")
+PY
+python3 - "$work" "$rounds" <<'PY'
+import json, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+print("step time by phase, % of the steps' wall time (sums over the rounds):")
+for name, label in (("a", "A"), ("b", "B"), ("c", "C")):
+    tot = {}
+    for r in range(1, rounds + 1):
+        p = json.load(open(f"{work}/{name}.{r}.json"))["profile"]
+        for k, v in p.items():
+            if isinstance(v, list):
+                tot[k] = [x + y for x, y in zip(tot.get(k, [0] * len(v)), v)]
+            elif isinstance(v, (int, float)):
+                tot[k] = tot.get(k, 0) + v
+    s = tot["step_s"]
+    pct = lambda k: 100 * tot[k] / s
+    comp = " ".join(f"{100 * c / s:.1f}" for c in tot["compute_s"])
+    print(f"{label}: compute {comp} (per rank; tokens {' '.join(str(t) for t in tot['tokens'])})"
+          f"  imbalance {pct('imbalance_s'):.1f}  all-reduce {pct('allreduce_s'):.1f}"
+          f" ({tot['allreduce_bytes'] / max(tot['steps'], 1) / 1e6:.0f} MB/step)  optimizer {pct('optimizer_s'):.1f}"
+          f"  other {pct('other_s') + pct('stats_s'):.1f}  GC CPU {pct('gc_cpu_s'):.1f} ({tot['gc_cycles']} cycles)"
+          f"  {s / tot['steps']:.2f} s/step")
 PY
