@@ -15,13 +15,15 @@ import (
 
 // `mpirun -np 2 gorstar train` runs the whole shortened quickstart as a data-parallel job: one
 // JSON object on stdout (rank 0's) naming the last stage, one world line on stderr, and the run
-// directory rank 0 writes holds every stage's outputs.
+// directory rank 0 writes holds every stage's outputs. The tool workers run at normal priority:
+// each rank's are pinned to its one core, and at idle priority (SCHED_IDLE, exec.priority auto
+// beside an engine) they get no time at all while other jobs keep that core busy.
 func TestTrainUnderMPI(t *testing.T) {
 	testenv.Short(t, "the whole pipeline in 2 ranks")
 	mpitest.Command(t, 2) // skips without mpirun
 	bin := gorstarBinary(t)
 	dir := t.TempDir()
-	args := shortTrainArgs("train", "--run-dir", "run", "--json")
+	args := shortTrainArgs("train", "--run-dir", "run", "--json", "--set", "exec.priority=normal")
 	args[len(args)-1] = "1" // --threads 1: one core per rank
 	cmd := mpitest.Command(t, 2, append([]string{bin}, args...)...)
 	var out, errb bytes.Buffer
