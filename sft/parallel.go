@@ -42,25 +42,26 @@ func checkSameWeights(m *model.Model, w *dist.World, done int) error {
 }
 
 // reduceStep sums the step's gradients, loss and tokens over the ranks, and returns every rank's
-// forward/backward seconds and tokens of the step (for the profile).
-func (t *trainer) reduceStep(ss *stepStats) (compute, tokens []float64, err error) {
+// forward/backward seconds, tokens and padded tokens of the step (for the profile).
+func (t *trainer) reduceStep(ss *stepStats) (compute, tokens, padded []float64, err error) {
 	w, f := t.o.World, t.prof
-	n := w.Ranks()
-	// loss, tokens, then each rank's compute seconds and tokens in its own slot: one sum gathers all.
-	buf := make([]float64, 2+2*n)
+	n, me := w.Ranks(), w.MyRank()
+	// loss, tokens, then per rank its compute seconds, tokens and padded tokens in its own slots:
+	// one sum gathers them all.
+	buf := make([]float64, 2+3*n)
 	buf[0], buf[1] = ss.loss, float64(ss.tokens)
-	buf[2+w.MyRank()], buf[2+n+w.MyRank()] = f.computeNow, float64(ss.tokens)
+	buf[2+me], buf[2+n+me], buf[2+2*n+me] = f.computeNow, float64(ss.tokens), float64(f.paddedNow)
 	if w.Distributed() {
 		f.to(&f.p.AllReduceS)
 		if err := t.m.AllReduceGrads(w.Comm); err != nil {
-			return nil, nil, fmt.Errorf("sft: %w", err)
+			return nil, nil, nil, fmt.Errorf("sft: %w", err)
 		}
 		f.p.AllReduceBytes += 4 * int64(t.m.Grads.Size)
 		f.to(&f.p.StatsS)
 		if err := w.Comm.AllReduceF64(buf); err != nil {
-			return nil, nil, fmt.Errorf("sft: all-reduce step statistics: %w", err)
+			return nil, nil, nil, fmt.Errorf("sft: all-reduce step statistics: %w", err)
 		}
 	}
 	ss.loss, ss.tokens = buf[0], int(buf[1])
-	return buf[2 : 2+n], buf[2+n:], nil
+	return buf[2 : 2+n], buf[2+n : 2+2*n], buf[2+2*n:], nil
 }

@@ -14,8 +14,10 @@ type Profile struct {
 	StepS float64 `json:"step_s"` // wall time of the optimizer steps (what tokens_per_s divides by)
 	// ComputeS is each rank's forward and backward time, summed over the steps, rank 0 first.
 	ComputeS []float64 `json:"compute_s"`
-	// Tokens is each rank's real tokens, summed over the steps.
-	Tokens []int64 `json:"tokens"`
+	// Tokens is each rank's real tokens, summed over the steps; PaddedTokens the tokens its passes
+	// computed (rows × padded length), what its compute time follows.
+	Tokens       []int64 `json:"tokens"`
+	PaddedTokens []int64 `json:"padded_tokens"`
 	// ImbalanceS is Σ over steps of (slowest rank's compute − the mean rank's): the time the
 	// average rank waits for the slowest one at the gradient all-reduce.
 	ImbalanceS float64 `json:"imbalance_s"`
@@ -42,6 +44,7 @@ type profiler struct {
 	mark       time.Time
 	phase      *float64
 	computeNow float64 // this step's forward/backward seconds
+	paddedNow  int     // this step's padded tokens
 }
 
 type runtimeSample struct {
@@ -63,7 +66,7 @@ func sampleRuntime() runtimeSample {
 }
 
 func newProfiler(ranks int) *profiler {
-	return &profiler{p: Profile{ComputeS: make([]float64, ranks), Tokens: make([]int64, ranks)}}
+	return &profiler{p: Profile{ComputeS: make([]float64, ranks), Tokens: make([]int64, ranks), PaddedTokens: make([]int64, ranks)}}
 }
 
 // begin starts a step; its time goes to OtherS until the next switch.
@@ -71,7 +74,7 @@ func (f *profiler) begin() {
 	if f.p.Steps == 0 {
 		f.gcBefore = sampleRuntime()
 	}
-	f.mark, f.phase, f.computeNow = time.Now(), &f.p.OtherS, 0
+	f.mark, f.phase, f.computeNow, f.paddedNow = time.Now(), &f.p.OtherS, 0, 0
 }
 
 // to ends the current phase and starts counting into next.
@@ -84,8 +87,9 @@ func (f *profiler) to(next *float64) {
 // compute starts the forward/backward phase of this rank.
 func (f *profiler) compute() { f.to(&f.computeNow) }
 
-// end closes a step of wall time seconds, given every rank's compute time and tokens of it.
-func (f *profiler) end(seconds float64, compute []float64, tokens []float64) {
+// end closes a step of wall time seconds, given every rank's compute time, tokens and padded
+// tokens of it.
+func (f *profiler) end(seconds float64, compute, tokens, padded []float64) {
 	f.to(&f.p.OtherS)
 	f.p.Steps++
 	f.p.StepS += seconds
@@ -93,6 +97,7 @@ func (f *profiler) end(seconds float64, compute []float64, tokens []float64) {
 	for r, c := range compute {
 		f.p.ComputeS[r] += c
 		f.p.Tokens[r] += int64(tokens[r])
+		f.p.PaddedTokens[r] += int64(padded[r])
 		slowest = max(slowest, c)
 		mean += c / float64(len(compute))
 	}

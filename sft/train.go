@@ -251,6 +251,7 @@ func (t *trainer) trainStep(s int) (stepStats, error) {
 	var ss stepStats
 	for _, mb := range microBatches(t.ex, rowsOf(t.ex, t.shard(t.ex, step), t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens) {
 		b, real := buildBatch(t.ex, mb, scale)
+		f.paddedNow += b.B * b.L
 		f.compute()
 		res, err := t.m.ForwardBackward(b)
 		if err != nil {
@@ -260,7 +261,7 @@ func (t *trainer) trainStep(s int) (stepStats, error) {
 		ss.loss += res.Loss
 		ss.tokens += real
 	}
-	compute, tokens, err := t.reduceStep(&ss)
+	compute, tokens, padded, err := t.reduceStep(&ss)
 	if err != nil {
 		return ss, err
 	}
@@ -269,7 +270,7 @@ func (t *trainer) trainStep(s int) (stepStats, error) {
 	up, err := t.opt.Update(ss.lr)
 	ss.gradNorm, ss.skipped = up.GradNorm, err != nil // only a non-finite norm fails; the step is skipped
 	ss.seconds = time.Since(began).Seconds()
-	f.end(ss.seconds, compute, tokens)
+	f.end(ss.seconds, compute, tokens, padded)
 	return ss, nil
 }
 
