@@ -41,6 +41,7 @@ type Profile struct {
 type profiler struct {
 	p          Profile
 	gcBefore   runtimeSample
+	began      time.Time // the step's start
 	mark       time.Time
 	phase      *float64
 	computeNow float64 // this step's forward/backward seconds
@@ -74,7 +75,8 @@ func (f *profiler) begin() {
 	if f.p.Steps == 0 {
 		f.gcBefore = sampleRuntime()
 	}
-	f.mark, f.phase, f.computeNow, f.paddedNow = time.Now(), &f.p.OtherS, 0, 0
+	f.began = time.Now()
+	f.mark, f.phase, f.computeNow, f.paddedNow = f.began, &f.p.OtherS, 0, 0
 }
 
 // to ends the current phase and starts counting into next.
@@ -87,10 +89,11 @@ func (f *profiler) to(next *float64) {
 // compute starts the forward/backward phase of this rank.
 func (f *profiler) compute() { f.to(&f.computeNow) }
 
-// end closes a step of wall time seconds, given every rank's compute time, tokens and padded
-// tokens of it.
-func (f *profiler) end(seconds float64, compute, tokens, padded []float64) {
+// end closes the step, given every rank's compute time, tokens and padded tokens of it, and
+// returns its wall time in seconds.
+func (f *profiler) end(compute, tokens, padded []float64) (seconds float64) {
 	f.to(&f.p.OtherS)
+	seconds = f.mark.Sub(f.began).Seconds()
 	f.p.Steps++
 	f.p.StepS += seconds
 	slowest, mean := 0.0, 0.0
@@ -105,4 +108,5 @@ func (f *profiler) end(seconds float64, compute, tokens, padded []float64) {
 	now := sampleRuntime()
 	f.p.GCCycles, f.p.GCCPUS = now.cycles-f.gcBefore.cycles, now.gcCPU-f.gcBefore.gcCPU
 	f.p.GOMAXPROCS = runtime.GOMAXPROCS(0)
+	return seconds
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"time"
 
 	"gorstar/chat"
 	"gorstar/internal/metricslog"
@@ -242,7 +241,6 @@ func (t *trainer) runStep(s int) error {
 // trainStep accumulates the gradient of step s's mean assistant-token loss over its micro-batches
 // and applies one AdamW update.
 func (t *trainer) trainStep(s int) (stepStats, error) {
-	began := time.Now()
 	f := t.prof
 	f.begin()
 	step := t.plan[s].Examples
@@ -269,8 +267,7 @@ func (t *trainer) trainStep(s int) (stepStats, error) {
 	f.to(&f.p.OptimizerS)
 	up, err := t.opt.Update(ss.lr)
 	ss.gradNorm, ss.skipped = up.GradNorm, err != nil // only a non-finite norm fails; the step is skipped
-	ss.seconds = time.Since(began).Seconds()
-	f.end(ss.seconds, compute, tokens, padded)
+	ss.seconds = f.end(compute, tokens, padded)
 	return ss, nil
 }
 
