@@ -8,8 +8,9 @@ import (
 )
 
 // Data parallelism. Every rank holds the whole data set and builds the same plan; an optimizer
-// step's examples are split over the ranks by their cost (see shard), each rank weighs its tokens by 1 / the whole step's assistant tokens, and the gradients are
-// summed over the ranks before the update. So every rank takes the same AdamW step on the same
+// step's examples are split over the ranks by their cost (see shard), each rank weighs its tokens
+// by 1 / the whole step's assistant tokens, and the gradients are summed over the ranks before the
+// update. So every rank takes the same AdamW step on the same
 // sum, and the plan, the batch and the checkpoint do not depend on the world size: a run resumes
 // at any size. Only the order of the floating-point sums does (a reduction over ranks, not one
 // accumulation), so runs at different sizes agree to rounding, and a run at one size gives the
