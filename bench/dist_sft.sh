@@ -6,10 +6,15 @@
 # Each configuration trains the same `small`-preset model on the same synthetic conversations for
 # STEPS optimizer steps; tokens/s is `gorstar sft --json`'s (trained tokens over the steps' wall
 # time, rank 0's clock for B). The three run in turn ROUNDS times and the medians are reported,
-# since a shared machine's speed drifts.
+# since a shared machine's speed drifts. Then each configuration's step time by phase, from the
+# "profile" of `gorstar sft --json` summed over its rounds (rank 0's clock; compute per rank):
+# forward/backward (and its ms per padded token: a rank slowed by its neighbour shows here), the
+# slowest rank's lead over the mean (imbalance: what the faster ranks wait at the all-reduce),
+# gradient all-reduce (rank 0's waiting for a slower rank included), optimizer, the rest, and the
+# Go collector's CPU time.
 #
 # usage: bench/dist_sft.sh [WORKDIR]    (needs go and mpirun; settings: PRESET (small), PER_RANK (2),
-#        STEPS (3), ROUNDS (3), SEED (1); 14 min on the shared 2-core machine)
+#        STEPS (3, at least 2), ROUNDS (3), SEED (1); 14 min on the shared 2-core machine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-$(mktemp -d)}
@@ -34,19 +39,53 @@ sft() { # name, batch, threads, launcher...
   rm -rf "$work/$name"
   "$@" "$bin" --seed "$seed" --threads "$threads" sft --model "$work/init" --data "$work/sft.parquet" --out "$work/$name" \
     --epochs 1 --until-eval-loss 0 --eval-fraction 0 --batch-size "$batch" --save-every 0 --json \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin)["tokens_per_s"])'
+    >"$work/$name.$r.json"
+  # tokens/s over all steps, then over the steps after the first (which also allocates and
+  # first-touches the activations and optimizer state; A runs twice as many steps as B and C)
+  python3 - "$work/$name.$r.json" "$work/$name/metrics.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[2])][1:]
+warm = sum(r["tokens"] for r in rows) / sum(r["tokens"] / r["tokens_per_s"] for r in rows)
+print(f'{json.load(open(sys.argv[1]))["tokens_per_s"]},{warm}')
+PY
 }
 declare -a A B C
-for r in $(seq "$rounds"); do
+for r in $(seq "$rounds"); do # r names each run's JSON
   A+=("$(sft a "$per" 1)")
   B+=("$(sft b $((2 * per)) 1 "${mpirun[@]}")")
   C+=("$(sft c $((2 * per)) 2)")
-  echo "round $r: A ${A[-1]}  B ${B[-1]}  C ${C[-1]} tokens/s" >&2
+  echo "round $r: A ${A[-1]}  B ${B[-1]}  C ${C[-1]} tokens/s (all steps,after the first)" >&2
 done
 python3 - "${A[*]}" "${B[*]}" "${C[*]}" <<'PY'
 import statistics, sys
-a, b, c = (statistics.median(map(float, s.split())) for s in sys.argv[1:4])
-print(f"A 1 rank x 1 thread   {a:8.1f} tokens/s")
-print(f"B 2 ranks x 1 thread  {b:8.1f} tokens/s   B/A {b / a:.2f}")
-print(f"C 1 rank x 2 threads  {c:8.1f} tokens/s   B/C {b / c:.2f}")
+runs = [[tuple(map(float, x.split(","))) for x in s.split()] for s in sys.argv[1:4]]
+(a, b, c), (aw, bw, cw) = ([statistics.median(r[k] for r in rs) for rs in runs] for k in (0, 1))
+print("                      all steps           after the first step")
+print(f"A 1 rank x 1 thread   {a:8.1f} tokens/s      {aw:8.1f} tokens/s")
+print(f"B 2 ranks x 1 thread  {b:8.1f} tokens/s      {bw:8.1f} tokens/s   B/A {b / a:.2f} / {bw / aw:.2f}")
+print(f"C 1 rank x 2 threads  {c:8.1f} tokens/s      {cw:8.1f} tokens/s   B/C {b / c:.2f} / {bw / cw:.2f}")
+PY
+python3 - "$work" "$rounds" <<'PY'
+import json, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+print("step time by phase, % of the steps' wall time (sums over the rounds):")
+for name, label in (("a", "A"), ("b", "B"), ("c", "C")):
+    tot = {}
+    for r in range(1, rounds + 1):
+        p = json.load(open(f"{work}/{name}.{r}.json"))["profile"]
+        for k, v in p.items():
+            if isinstance(v, list):
+                tot[k] = [x + y for x, y in zip(tot.get(k, [0] * len(v)), v)]
+            elif isinstance(v, (int, float)):
+                tot[k] = tot.get(k, 0) + v
+    s = tot["step_s"]
+    pct = lambda k: 100 * tot[k] / s
+    comp = " ".join(f"{100 * c / s:.1f}" for c in tot["compute_s"])
+    per_tok = " ".join(f"{1e3 * c / n:.2f}" for c, n in zip(tot["compute_s"], tot["padded_tokens"]))
+    print(f"{label}: compute {comp} (per rank; ms per padded token {per_tok}; tokens"
+          f" {' '.join(str(t) for t in tot['tokens'])}, padded {' '.join(str(t) for t in tot['padded_tokens'])})"
+          f"  imbalance {pct('imbalance_s'):.1f}  all-reduce {pct('allreduce_s'):.1f}"
+          f" ({tot['allreduce_bytes'] / max(tot['steps'], 1) / 1e6:.0f} MB/step)  optimizer {pct('optimizer_s'):.1f}"
+          f"  other {pct('other_s') + pct('stats_s'):.1f}  GC CPU {pct('gc_cpu_s'):.1f} ({tot['gc_cycles']} cycles)"
+          f"  {s / tot['steps']:.2f} s/step")
 PY

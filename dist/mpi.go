@@ -16,8 +16,12 @@ import (
 )
 
 // mpiLibraries are the file names tried in turn when GORSTAR_LIBMPI is unset: Open MPI's soname
-// (3.x to 5.x), the development link, MPICH's soname.
-var mpiLibraries = []string{"libmpi.so.40", "libmpi.so", "libmpi.so.12"}
+// (3.x to 5.x), the development link, MPICH's sonames (upstream's and Debian's).
+var mpiLibraries = []string{"libmpi.so.40", "libmpi.so", "libmpi.so.12", "libmpich.so.12"}
+
+// mpichLibraries are tried first under an MPICH (Hydra/PMI) launcher, so that a node with both
+// MPIs installed loads the library of the launcher that started the job.
+var mpichLibraries = []string{"libmpi.so.12", "libmpich.so.12", "libmpi.so.40", "libmpi.so"}
 
 // maxCount is the most elements one MPI call takes (its count is a C int); longer buffers go in
 // several calls.
@@ -34,7 +38,11 @@ type mpiComm struct {
 // openMPI loads the library, initializes MPI and checks that MPI's rank and size are the
 // launcher's.
 func openMPI(p Place) (*mpiComm, error) {
-	names := strings.Join(mpiLibraries, ":")
+	libs := mpiLibraries
+	if p.Launcher == "MPICH/PMI" {
+		libs = mpichLibraries
+	}
+	names := strings.Join(libs, ":")
 	if env := os.Getenv("GORSTAR_LIBMPI"); env != "" {
 		names = env
 	}
@@ -63,6 +71,7 @@ func (c *mpiComm) serve(names string, p Place, ready chan<- error) {
 		return
 	}
 	version, _, _ := strings.Cut(C.GoString(C.dm_version()), ",") // "Open MPI v4.1.4, package: …"
+	version = strings.Join(strings.Fields(version), " ")          // MPICH's "MPICH Version:\t4.0.2"
 	c.library = fmt.Sprintf("%s (%s)", version, C.GoString(C.dm_library()))
 	if int(rank) != p.Rank || int(size) != p.Size {
 		ready <- fmt.Errorf("MPI (%s) says rank %d of %d, the %s environment rank %d of %d: the launcher and the library do not match (an mpirun of another MPI?)",

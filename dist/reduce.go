@@ -1,8 +1,10 @@
 package dist
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // Shard is the part of idx this rank works on: positions Rank, Rank+Size, … — all of idx for a
@@ -14,6 +16,42 @@ func (w *World) Shard(idx []int) []int {
 	var mine []int
 	for i := w.Rank; i < len(idx); i += w.Size {
 		mine = append(mine, idx[i])
+	}
+	return mine
+}
+
+// ShardBalanced is the part of idx this rank works on when the ranks should finish together: in
+// order of decreasing cost (ties in the order of idx), each index goes to the rank whose share
+// costs least so far (ties to the lower rank), so the ranks' total costs differ by at most the
+// cost of one index. The share keeps idx's order. Every rank computes the same split from the
+// same idx and costs; all of idx for a world of one.
+func (w *World) ShardBalanced(idx []int, cost func(i int) float64) []int {
+	if !w.Distributed() {
+		return idx
+	}
+	pos := make([]int, len(idx))
+	costs := make([]float64, len(idx))
+	for p, i := range idx {
+		pos[p], costs[p] = p, cost(i)
+	}
+	slices.SortStableFunc(pos, func(a, b int) int { return cmp.Compare(costs[b], costs[a]) })
+	load := make([]float64, w.Size)
+	owner := make([]int, len(idx))
+	for _, p := range pos {
+		r := 0
+		for k := 1; k < w.Size; k++ {
+			if load[k] < load[r] {
+				r = k
+			}
+		}
+		owner[p] = r
+		load[r] += costs[p]
+	}
+	var mine []int
+	for p, i := range idx {
+		if owner[p] == w.Rank {
+			mine = append(mine, i)
+		}
 	}
 	return mine
 }

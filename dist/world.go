@@ -3,6 +3,7 @@ package dist
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 )
 
@@ -53,6 +54,12 @@ func Join() (*World, error) {
 	}
 	if w.Cores, err = pinShare(p.LocalRank, p.LocalSize); err != nil {
 		return nil, fmt.Errorf("rank %d: pin to the node's cores: %w", p.Rank, err)
+	}
+	// The Go runtime sized GOMAXPROCS from the whole node before the pinning: its scheduler and
+	// collector would run as many threads as that on the rank's share and take turns with the
+	// kernels' threads. A GOMAXPROCS the user set is kept.
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set && len(w.Cores) > 0 {
+		runtime.GOMAXPROCS(len(w.Cores))
 	}
 	m, err := openMPI(p)
 	if err != nil {

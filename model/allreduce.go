@@ -12,10 +12,21 @@ import (
 // to its bytes, small enough that the host copy stays a modest buffer.
 const gradBucket = 1 << 22
 
-// AllReduceGrads sums the model's gradients over the ranks of c, in buckets of gradBucket floats
-// staged through host memory (what MPI reads). Every rank then holds the same sum.
+// AllReduceGrads sums the model's gradients over the ranks of c, in buckets of gradBucket floats.
+// On the CPU backend MPI reads and writes the gradients where they are; a device's are staged
+// through host memory. Every rank then holds the same sum.
 func (m *Model) AllReduceGrads(c dist.Comm) error {
 	g := m.Grads
+	if host := g.All.Floats(); host != nil {
+		kernels.Synchronize()
+		for off := 0; off < g.Size; off += gradBucket {
+			n := min(gradBucket, g.Size-off)
+			if err := c.AllReduceF32(host[off : off+n]); err != nil {
+				return fmt.Errorf("all-reduce gradients [%d, %d): %w", off, off+n, err)
+			}
+		}
+		return nil
+	}
 	host := make([]float32, min(gradBucket, g.Size))
 	for off := 0; off < g.Size; off += gradBucket {
 		n := min(gradBucket, g.Size-off)

@@ -52,6 +52,8 @@ type Result struct {
 	TokensPerS float64 `json:"tokens_per_s"`
 	Dropped    int     `json:"dropped"`
 	Truncated  int     `json:"truncated"`
+	// Profile is where this process's steps' time went (rank 0's in a data-parallel run).
+	Profile *Profile `json:"profile,omitempty"`
 }
 
 func (o Options) logf(format string, args ...any) {

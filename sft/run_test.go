@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,6 +55,22 @@ func TestLossGoesDown(t *testing.T) {
 	}
 	if _, err := model.Load(o.Out); err != nil {
 		t.Errorf("final model: %v", err)
+	}
+	checkProfile(t, res)
+}
+
+// checkProfile: a one-process run's profile counts every step and token, computes at least the
+// real tokens, and its phases add up to the steps' wall time.
+func checkProfile(t *testing.T, res Result) {
+	t.Helper()
+	p := res.Profile
+	if p == nil || p.Steps != res.Steps || len(p.ComputeS) != 1 || p.Tokens[0] != res.Tokens ||
+		p.PaddedTokens[0] < res.Tokens || !(p.ComputeS[0] > 0) || p.AllReduceS != 0 || p.GOMAXPROCS < 1 {
+		t.Fatalf("profile %+v of %+v", p, res)
+	}
+	sum := p.ComputeS[0] + p.AllReduceS + p.StatsS + p.OptimizerS + p.OtherS
+	if math.Abs(sum-p.StepS) > 1e-6*p.StepS+1e-6 {
+		t.Errorf("phases add up to %g s, the steps took %g s", sum, p.StepS)
 	}
 }
 

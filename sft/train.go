@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"time"
 
 	"gorstar/chat"
 	"gorstar/internal/metricslog"
@@ -32,6 +31,7 @@ type trainer struct {
 	metrics   *metricslog.Log
 	ds        Dataset
 	fingerprt string
+	prof      *profiler
 }
 
 // stepStats is what one optimizer step reports.
@@ -87,7 +87,7 @@ func prepare(o Options) (*trainer, error) {
 	if err != nil {
 		return nil, usererr.Wrap(err)
 	}
-	t := &trainer{o: o, kind: kind}
+	t := &trainer{o: o, kind: kind, prof: newProfiler(o.World.Ranks())}
 	if err := t.loadData(); err != nil {
 		return nil, err
 	}
@@ -241,27 +241,33 @@ func (t *trainer) runStep(s int) error {
 // trainStep accumulates the gradient of step s's mean assistant-token loss over its micro-batches
 // and applies one AdamW update.
 func (t *trainer) trainStep(s int) (stepStats, error) {
-	began := time.Now()
+	f := t.prof
+	f.begin()
 	step := t.plan[s].Examples
 	scale := float32(1 / float64(stepTargets(t.ex, step)))
 	t.m.ZeroGrads()
 	var ss stepStats
-	for _, mb := range microBatches(t.ex, rowsOf(t.ex, t.o.World.Shard(step), t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens) {
+	for _, mb := range microBatches(t.ex, rowsOf(t.ex, t.shard(t.ex, step), t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens) {
 		b, real := buildBatch(t.ex, mb, scale)
+		f.paddedNow += b.B * b.L
+		f.compute()
 		res, err := t.m.ForwardBackward(b)
 		if err != nil {
 			return ss, err
 		}
+		f.to(&f.p.OtherS)
 		ss.loss += res.Loss
 		ss.tokens += real
 	}
-	if err := t.reduceStep(&ss); err != nil {
+	compute, tokens, padded, err := t.reduceStep(&ss)
+	if err != nil {
 		return ss, err
 	}
 	ss.lr = rl.Schedule(min(s, t.base-1), t.base, t.warmup, t.o.Config.LR, t.kind) // added steps: the last rate
+	f.to(&f.p.OptimizerS)
 	up, err := t.opt.Update(ss.lr)
 	ss.gradNorm, ss.skipped = up.GradNorm, err != nil // only a non-finite norm fails; the step is skipped
-	ss.seconds = time.Since(began).Seconds()
+	ss.seconds = f.end(compute, tokens, padded)
 	return ss, nil
 }
 
@@ -276,7 +282,7 @@ func (t *trainer) evaluate() error {
 	}
 	scale := float32(1 / float64(stepTargets(t.held, all)))
 	loss := 0.0
-	for _, mb := range microBatches(t.held, rowsOf(t.held, t.o.World.Shard(all), t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens) {
+	for _, mb := range microBatches(t.held, rowsOf(t.held, t.shard(t.held, all), t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens) {
 		b, _ := buildBatch(t.held, mb, scale)
 		res, err := t.m.Forward(b)
 		if err != nil {
@@ -307,7 +313,7 @@ func (t *trainer) finish() (Result, error) {
 		return Result{}, err
 	}
 	return Result{Steps: t.end, TrainLoss: t.st.trainLoss(), EvalLoss: t.st.EvalLoss, Tokens: t.st.Tokens,
-		TokensPerS: t.st.tokensPerS(), Dropped: t.ds.Dropped, Truncated: t.ds.Truncated}, nil
+		TokensPerS: t.st.tokensPerS(), Dropped: t.ds.Dropped, Truncated: t.ds.Truncated, Profile: &t.prof.p}, nil
 }
 
 // runState is what the summary needs across a resume; it travels in the checkpoint's Extra.
