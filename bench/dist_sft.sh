@@ -3,6 +3,8 @@
 #   A  1 rank  × 1 thread,  PER_RANK conversations per step
 #   B  2 ranks × 1 thread,  2 × PER_RANK per step (PER_RANK per rank)       B/A: scaling, target ≥ 1.8
 #   C  1 rank  × 2 threads, 2 × PER_RANK per step (B's global batch)         B/C: ranks against threads
+#   D  two A runs at once, no MPI (their tokens/s summed)                       D/A: the machine's ceiling
+#      for B/A — what two single-threaded processes get from two cores with no communication at all
 # Each configuration trains the same `small`-preset model on the same synthetic conversations for
 # STEPS optimizer steps; tokens/s is `gorstar sft --json`'s (trained tokens over the steps' wall
 # time, rank 0's clock for B). The three run in turn ROUNDS times and the medians are reported,
@@ -49,21 +51,30 @@ warm = sum(r["tokens"] for r in rows) / sum(r["tokens"] / r["tokens_per_s"] for 
 print(f'{json.load(open(sys.argv[1]))["tokens_per_s"]},{warm}')
 PY
 }
-declare -a A B C
+pair() { # two A runs at once; prints their summed rates
+  sft d1 "$per" 1 >"$work/d1.out" &
+  sft d2 "$per" 1 >"$work/d2.out"
+  wait
+  python3 -c 'import sys; a, b = (list(map(float, open(f).read().split(","))) for f in sys.argv[1:]); print(f"{a[0] + b[0]},{a[1] + b[1]}")' \
+    "$work/d1.out" "$work/d2.out"
+}
+declare -a A B C D
 for r in $(seq "$rounds"); do # r names each run's JSON
   A+=("$(sft a "$per" 1)")
   B+=("$(sft b $((2 * per)) 1 "${mpirun[@]}")")
   C+=("$(sft c $((2 * per)) 2)")
-  echo "round $r: A ${A[-1]}  B ${B[-1]}  C ${C[-1]} tokens/s (all steps,after the first)" >&2
+  D+=("$(pair)")
+  echo "round $r: A ${A[-1]}  B ${B[-1]}  C ${C[-1]}  D ${D[-1]} tokens/s (all steps,after the first)" >&2
 done
-python3 - "${A[*]}" "${B[*]}" "${C[*]}" <<'PY'
+python3 - "${A[*]}" "${B[*]}" "${C[*]}" "${D[*]}" <<'PY'
 import statistics, sys
-runs = [[tuple(map(float, x.split(","))) for x in s.split()] for s in sys.argv[1:4]]
-(a, b, c), (aw, bw, cw) = ([statistics.median(r[k] for r in rs) for rs in runs] for k in (0, 1))
+runs = [[tuple(map(float, x.split(","))) for x in s.split()] for s in sys.argv[1:5]]
+(a, b, c, d), (aw, bw, cw, dw) = ([statistics.median(r[k] for r in rs) for rs in runs] for k in (0, 1))
 print("                      all steps           after the first step")
 print(f"A 1 rank x 1 thread   {a:8.1f} tokens/s      {aw:8.1f} tokens/s")
 print(f"B 2 ranks x 1 thread  {b:8.1f} tokens/s      {bw:8.1f} tokens/s   B/A {b / a:.2f} / {bw / aw:.2f}")
 print(f"C 1 rank x 2 threads  {c:8.1f} tokens/s      {cw:8.1f} tokens/s   B/C {b / c:.2f} / {bw / cw:.2f}")
+print(f"D 2 x A at once       {d:8.1f} tokens/s      {dw:8.1f} tokens/s   D/A {d / a:.2f} / {dw / aw:.2f}  B/D {b / d:.2f} / {bw / dw:.2f}")
 PY
 python3 - "$work" "$rounds" <<'PY'
 import json, sys
