@@ -215,4 +215,3 @@ func nodeNum(p string) int {
 func GfxName(v int) string {
 	return fmt.Sprintf("gfx%d%x%x", v/10000, v/100%100, v%100)
 }
-
