@@ -36,7 +36,7 @@ func childProbe(t *testing.T, v Vendor, libDir string) VendorReport {
 func TestProbeChildCrash(t *testing.T) {
 	for _, c := range []struct{ body, want string }{
 		{"int cuInit(unsigned f) { abort(); }", "gpu: probing cuda crashed the probe process (SIGABRT: abort)"},
-		{"int cuInit(unsigned f) { *(volatile int *)8 = 1; return 0; }", "gpu: probing cuda crashed the probe process (signal SIGSEGV: segmentation violation"},
+		{"int cuInit(unsigned f) { *(volatile int *)8 = 1; return 0; }", "gpu: probing cuda crashed the probe process (SIGSEGV: segmentation violation)"},
 	} {
 		dir := t.TempDir()
 		fakeLibrary(t, dir, "libcuda.so.1", tableNames(t, "GK_CUDA_SYMS"), map[string]string{"cuInit": c.body})
