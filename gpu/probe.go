@@ -38,7 +38,9 @@ type VendorReport struct {
 }
 
 // Usable reports whether the vendor's runtime found at least one device.
-func (r VendorReport) Usable() bool { return r.Error == "" && r.Runtime != nil && len(r.Runtime.Devices) > 0 }
+func (r VendorReport) Usable() bool {
+	return r.Error == "" && r.Runtime != nil && len(r.Runtime.Devices) > 0
+}
 
 // vendorLibs are a vendor's libraries, runtime first.
 func vendorLibs(v Vendor) []Lib {
