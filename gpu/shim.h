@@ -188,6 +188,9 @@ GK_ROCBLAS_SYMS(GK_CALLER_rocblas)
 GK_HIPBLASLT_SYMS(GK_CALLER_hipblaslt)
 GK_NCCL_SYMS(GK_CALLER_nccl)
 
+/* A device address as the void * HIP takes (Go keeps addresses as integers). */
+static inline void *gk_ptr(gcu_ptr p) { return (void *)(uintptr_t)p; }
+
 /* gk_launch_cuda / gk_launch_hip: a kernel launch with its arguments packed by Go into one buffer
  * (each argument at offs[i]), so Go passes no Go pointers inside C memory. */
 gcu_result gk_launch_cuda(gcu_function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned shmem,
