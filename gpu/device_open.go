@@ -264,11 +264,7 @@ func (d *Device) upload(b Buf, src unsafe.Pointer, n int, dt kernels.DType) {
 	if d.dry {
 		return
 	}
-	if d.Vendor == VendorCUDA {
-		d.check("cuMemcpyHtoD", C.call_cuMemcpyHtoD_v2(b.cptr(), src, b.bytes(n)))
-	} else {
-		d.check("hipMemcpy to device", C.call_hipMemcpy(b.ptr(), src, b.bytes(n), hipMemcpyHostToDevice))
-	}
+	d.copyIn(b, src, b.bytes(n))
 }
 
 func (d *Device) download(dst unsafe.Pointer, b Buf, n int, dt kernels.DType) {
@@ -281,10 +277,42 @@ func (d *Device) download(dst unsafe.Pointer, b Buf, n int, dt kernels.DType) {
 	if d.dry {
 		return
 	}
+	d.copyOut(dst, b, b.bytes(n))
+}
+
+// uploadBytes and downloadBytes copy raw bytes (the collectives' staging); b holds at least
+// bytes bytes.
+func (d *Device) uploadBytes(b Buf, src unsafe.Pointer, bytes int) {
+	if bytes > b.n*b.dt.Size() {
+		panic(fmt.Sprintf("gpu: copy of %d bytes into %d", bytes, b.n*b.dt.Size()))
+	}
+	if bytes > 0 && !d.dry && d.Err() == nil && d.bind() == nil {
+		d.copyIn(b, src, C.size_t(bytes))
+	}
+}
+
+func (d *Device) downloadBytes(dst unsafe.Pointer, b Buf, bytes int) {
+	if bytes > b.n*b.dt.Size() {
+		panic(fmt.Sprintf("gpu: copy of %d bytes from %d", bytes, b.n*b.dt.Size()))
+	}
+	if bytes > 0 && !d.dry && d.Err() == nil && d.bind() == nil {
+		d.copyOut(dst, b, C.size_t(bytes))
+	}
+}
+
+func (d *Device) copyIn(b Buf, src unsafe.Pointer, bytes C.size_t) {
 	if d.Vendor == VendorCUDA {
-		d.check("cuMemcpyDtoH", C.call_cuMemcpyDtoH_v2(dst, b.cptr(), b.bytes(n)))
+		d.check("cuMemcpyHtoD", C.call_cuMemcpyHtoD_v2(b.cptr(), src, bytes))
 	} else {
-		d.check("hipMemcpy to host", C.call_hipMemcpy(dst, b.ptr(), b.bytes(n), hipMemcpyDeviceToHost))
+		d.check("hipMemcpy to device", C.call_hipMemcpy(b.ptr(), src, bytes, hipMemcpyHostToDevice))
+	}
+}
+
+func (d *Device) copyOut(dst unsafe.Pointer, b Buf, bytes C.size_t) {
+	if d.Vendor == VendorCUDA {
+		d.check("cuMemcpyDtoH", C.call_cuMemcpyDtoH_v2(dst, b.cptr(), bytes))
+	} else {
+		d.check("hipMemcpy to host", C.call_hipMemcpy(dst, b.ptr(), bytes, hipMemcpyDeviceToHost))
 	}
 }
 
