@@ -12,7 +12,7 @@ type Run struct {
 	Dir     string `toml:"dir" comment:"Parent directory of run directories."`
 	Seed    int64  `toml:"seed" comment:"Seed of every random choice (data order, init, sampling)."`
 	Threads int    `toml:"threads" comment:"CPU threads for kernels (0 = all cores)."`
-	Device  string `toml:"device" comment:"cpu, rocm[:N], cuda[:N] or auto (a GPU if one works, else cpu)."`
+	Device  string `toml:"device" comment:"cpu, or rocm[:N] in a build with -tags rocm."`
 }
 
 func DefaultRun() Run {
