@@ -26,6 +26,7 @@ type Device struct {
 
 	ctx    C.gcu_context // CUDA: the device's primary context
 	module C.gcu_module
+	fnMu   sync.Mutex
 	fns    map[string]C.gcu_function
 	blas   C.gblas_handle // nil: gorstar's own GEMM only
 	gemmMu sync.Mutex
@@ -386,6 +387,8 @@ func (d *Device) launch(name string, gx, gy, block int, args ...any) {
 		d.dryLaunches = append(d.dryLaunches, name)
 		return
 	}
+	d.fnMu.Lock()
+	defer d.fnMu.Unlock()
 	f, ok := d.fns[name]
 	if !ok {
 		cname := C.CString(name)

@@ -229,6 +229,9 @@ func open(l Lib, s Search) (Loaded, error) {
 			return Loaded{}, fmt.Errorf("gpu: %s: %s has no symbol %s (not a usable %s library)",
 				info.name, path, C.GoString(&missing[0]), info.name)
 		}
+		if l == NVRTC && strings.ContainsRune(path, '/') {
+			preloadBuiltins(filepath.Dir(path))
+		}
 		return Loaded{Lib: l, Path: path}, nil
 	}
 	env := EnvCUDA
@@ -237,6 +240,22 @@ func open(l Lib, s Search) (Loaded, error) {
 	}
 	return Loaded{}, fmt.Errorf("gpu: %s not found (tried %s; set %s to its directory)",
 		info.name, shortList(tried), env)
+}
+
+// preloadBuiltins opens NVRTC's builtins library from NVRTC's own directory: NVRTC opens it by
+// soname, which the dynamic linker matches against libraries already loaded, so a pip wheel's
+// directory need not be on LD_LIBRARY_PATH.
+func preloadBuiltins(dir string) {
+	m, _ := filepath.Glob(filepath.Join(dir, "libnvrtc-builtins.so.*"))
+	var errbuf [256]C.char
+	for _, f := range m {
+		cf := C.CString(f)
+		h := C.gk_dlopen(cf, &errbuf[0], C.size_t(len(errbuf)))
+		C.free(unsafe.Pointer(cf))
+		if h != nil {
+			return
+		}
+	}
 }
 
 // shortList names the file names tried and how many directories, on one line.
