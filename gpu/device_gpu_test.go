@@ -143,14 +143,34 @@ func (p pairs) record(c opCheck) {
 	}
 }
 
+// opSizes are the shapes compareOps uses: Qwen3-0.6B's on a GPU, small ones in the emulator.
+type opSizes struct {
+	gemm              []struct{ M, N, K int }
+	T, C, V           int
+	nh, nkv, hd, B, L int
+	docs              []int // document lengths of the first row (sum L)
+	capacity          int
+	lens              []int32
+	Vx, adamN         int
+}
+
+var gpuSizes = opSizes{
+	gemm: []struct{ M, N, K int }{{64, 1024, 1024}, {1, 1024, 3072}, {2048, 1024, 1024}, {8, 151936, 1024}},
+	T:    256, C: 1024, V: 4096, nh: 16, nkv: 8, hd: 128, B: 2, L: 256, docs: []int{100, 56, 100},
+	capacity: 64, lens: []int32{5, 64, 17}, Vx: 151936, adamN: 1<<20 + 123,
+}
+
 // Every op on the GPU against the CPU backend on the same inputs: fp32 ops within 1e-4 of the
 // largest value (the GPU's expf and summation order differ), bf16 results within 8e-3 (one
 // bf16 rounding step).
 func TestDeviceMatchesCPU(t *testing.T) {
-	d := openTestDevice(t)
+	compareOps(t, openTestDevice(t), gpuSizes)
+}
+
+func compareOps(t *testing.T, d *Device, z opSizes) {
 	p := pairs{t, d, rand.New(rand.NewPCG(1, 2))}
-	const fp32, bf16 = 1e-4, 8e-3
-	for _, s := range []struct{ M, N, K int }{{64, 1024, 1024}, {1, 1024, 3072}, {2048, 1024, 1024}, {8, 151936, 1024}} {
+	const fp32 = 1e-4
+	for _, s := range z.gemm {
 		for _, tr := range [][2]bool{{false, true}, {false, false}, {true, false}} {
 			lda, ldb := s.K, s.N
 			if tr[0] {
@@ -176,7 +196,7 @@ func TestDeviceMatchesCPU(t *testing.T) {
 	for k, v := range d.GEMMChoices() {
 		t.Logf("GEMM %s: %s", k, v)
 	}
-	const T, C, V = 256, 1024, 4096
+	T, C, V := z.T, z.C, z.V
 	xc, xg := p.f32(T*C, 2)
 	wc, wg := p.f32(C, 1)
 	yc, yg := p.zeros(T * C)
@@ -192,7 +212,7 @@ func TestDeviceMatchesCPU(t *testing.T) {
 	p.check("rmsnorm backward dx", dxc, dxg, T*C, fp32)
 	p.check("rmsnorm backward dw", dwc, dwg, C, fp32)
 
-	const nh, nkv, hd, B, L = 16, 8, 128, 2, 256
+	nh, nkv, hd, B, L := z.nh, z.nkv, z.hd, z.B, z.L
 	pos := make([]int32, B*L)
 	for i := range pos {
 		pos[i] = int32(i % L)
@@ -209,7 +229,7 @@ func TestDeviceMatchesCPU(t *testing.T) {
 	kc, kg := p.f32(B*L*nkv*hd, 1)
 	vc, vg := p.f32(B*L*nkv*hd, 1)
 	starts := make([]int32, B*L)
-	kernels.DocStarts(starts[:L], []int{100, 56, 100})
+	kernels.DocStarts(starts[:L], z.docs)
 	kernels.DocStarts(starts[L:], []int{L})
 	for _, docs := range []bool{false, true} {
 		var dsc kernels.Buf
@@ -236,8 +256,7 @@ func TestDeviceMatchesCPU(t *testing.T) {
 		p.check(name+" backward dv", dvc, dvg, B*L*nkv*hd, fp32)
 	}
 	{
-		const nseq, capacity = 3, 64
-		lens := []int32{5, 64, 17}
+		nseq, capacity, lens := len(z.lens), z.capacity, z.lens
 		var kcs, vcs []kernels.Buf
 		var kgs, vgs []Buf
 		for range nseq {
@@ -273,11 +292,12 @@ func TestDeviceMatchesCPU(t *testing.T) {
 	d.Scale(sg, 0.3, T*C)
 	p.check("add, scale", sc, sg, T*C, fp32)
 
+
 	ids := make([]int32, T)
 	for i := range ids {
 		ids[i] = int32(p.r.IntN(V))
 	}
-	ids[3] = ids[7]
+	ids[T-1] = ids[0] // a repeated id: its gradient rows add
 	ic, ig := p.i32(ids)
 	tc, tg := p.f32(V*C, 1)
 	ec, eg := p.zeros(T * C)
@@ -298,9 +318,9 @@ func TestDeviceMatchesCPU(t *testing.T) {
 	d.FromBF16(backg, hg, T*C)
 	p.check("bf16 to f32", back, backg, T*C, 0)
 
-	const Vx = 151936
+	Vx := z.Vx
 	lgc, lgg := p.f32(8*Vx, 8)
-	tgt := []int32{1, 5, -1, 151935, 7, 0, 100, 99}
+	tgt := []int32{1, 5, -1, int32(Vx - 1), 7, 0, 100, 99}
 	tgc, tgg := p.i32(tgt)
 	wtc, wtg := p.f32(8, 1)
 	lpc, lpg := p.zeros(8)
@@ -311,7 +331,7 @@ func TestDeviceMatchesCPU(t *testing.T) {
 	p.check("softmax xent logprob", lpc, lpg, 8, fp32)
 	p.check("softmax xent dlogits", dlc, dlg, 8*Vx, fp32)
 
-	const n = 1<<20 + 123
+	n := z.adamN
 	prc, prg := p.f32(n, 1)
 	grc, grg := p.f32(n, 1)
 	mc, mg := p.zeros(n)

@@ -2,6 +2,7 @@ package gpu
 
 /*
 #include <stdlib.h>
+#include <string.h>
 #include "shim.h"
 */
 import "C"
@@ -38,6 +39,9 @@ type Device struct {
 	dry         bool
 	dryNext     uint64
 	dryLaunches []string
+	// emu: the tests' CPU emulator of the kernels (gpu/emul) runs the launches; buffers are host
+	// memory.
+	emu unsafe.Pointer
 }
 
 // Open initializes device index of vendor v in this process, compiles (or takes from the cache)
@@ -118,7 +122,7 @@ func (d *Device) openBLAS() {
 // bind makes the device current on the calling OS thread (Go moves goroutines between threads;
 // a CUDA context and a HIP device are per thread).
 func (d *Device) bind() error {
-	if d.dry {
+	if d.dry || d.emu != nil {
 		return nil
 	}
 	if d.Vendor == VendorCUDA {
@@ -165,7 +169,7 @@ func (d *Device) check(call string, r C.gcu_result) bool {
 
 // Synchronize waits for queued work and returns Err.
 func (d *Device) Synchronize() error {
-	if d.Err() == nil && !d.dry && d.bind() == nil {
+	if d.Err() == nil && !d.dry && d.emu == nil && d.bind() == nil {
 		if d.Vendor == VendorCUDA {
 			d.check("cuCtxSynchronize", C.call_cuCtxSynchronize())
 		} else {
@@ -210,6 +214,9 @@ func (d *Device) Alloc(n int, dt kernels.DType) Buf {
 		d.dryNext += (uint64(bytes) + 255) / 256 * 256
 		return Buf{p: 1<<40 + d.dryNext, n: n, dt: dt}
 	}
+	if d.emu != nil {
+		return Buf{p: devPtr(C.calloc(1, bytes)), n: n, dt: dt}
+	}
 	if d.Vendor == VendorCUDA {
 		var p C.gcu_ptr
 		if !d.check(fmt.Sprintf("cuMemAlloc %d bytes", bytes), C.call_cuMemAlloc_v2(&p, bytes)) {
@@ -229,6 +236,10 @@ func (d *Device) Free(b Buf) {
 	if b.p == 0 || d.dry || d.bind() != nil {
 		return
 	}
+	if d.emu != nil {
+		C.free(b.ptr())
+		return
+	}
 	if d.Vendor == VendorCUDA {
 		d.check("cuMemFree", C.call_cuMemFree_v2(b.cptr()))
 	} else {
@@ -239,6 +250,10 @@ func (d *Device) Free(b Buf) {
 // Zero sets every element to zero.
 func (d *Device) Zero(b Buf) {
 	if b.n == 0 || d.dry || d.Err() != nil || d.bind() != nil {
+		return
+	}
+	if d.emu != nil {
+		C.memset(b.ptr(), 0, b.bytes(b.n))
 		return
 	}
 	if d.Vendor == VendorCUDA {
@@ -302,6 +317,10 @@ func (d *Device) downloadBytes(dst unsafe.Pointer, b Buf, bytes int) {
 }
 
 func (d *Device) copyIn(b Buf, src unsafe.Pointer, bytes C.size_t) {
+	if d.emu != nil {
+		C.memmove(b.ptr(), src, bytes)
+		return
+	}
 	if d.Vendor == VendorCUDA {
 		d.check("cuMemcpyHtoD", C.call_cuMemcpyHtoD_v2(b.cptr(), src, bytes))
 	} else {
@@ -310,6 +329,10 @@ func (d *Device) copyIn(b Buf, src unsafe.Pointer, bytes C.size_t) {
 }
 
 func (d *Device) copyOut(dst unsafe.Pointer, b Buf, bytes C.size_t) {
+	if d.emu != nil {
+		C.memmove(dst, b.ptr(), bytes)
+		return
+	}
 	if d.Vendor == VendorCUDA {
 		d.check("cuMemcpyDtoH", C.call_cuMemcpyDtoH_v2(dst, b.cptr(), bytes))
 	} else {
@@ -366,6 +389,10 @@ func (d *Device) Copy(dst, src Buf) {
 	if d.dry {
 		return
 	}
+	if d.emu != nil {
+		C.memmove(dst.ptr(), src.ptr(), src.bytes(src.n))
+		return
+	}
 	if d.Vendor == VendorCUDA {
 		d.check("cuMemcpyDtoD", C.call_cuMemcpyDtoD_v2(dst.cptr(), src.cptr(), src.bytes(src.n)))
 	} else {
@@ -387,22 +414,26 @@ func (d *Device) launch(name string, gx, gy, block int, args ...any) {
 		d.dryLaunches = append(d.dryLaunches, name)
 		return
 	}
-	d.fnMu.Lock()
-	defer d.fnMu.Unlock()
-	f, ok := d.fns[name]
-	if !ok {
-		cname := C.CString(name)
-		var r C.gcu_result
-		if d.Vendor == VendorCUDA {
-			r = C.call_cuModuleGetFunction(&f, d.module, cname)
-		} else {
-			r = C.call_hipModuleGetFunction(&f, d.module, cname)
+	var f C.gcu_function
+	if d.emu == nil {
+		d.fnMu.Lock()
+		defer d.fnMu.Unlock()
+		var ok bool
+		f, ok = d.fns[name]
+		if !ok {
+			cname := C.CString(name)
+			var r C.gcu_result
+			if d.Vendor == VendorCUDA {
+				r = C.call_cuModuleGetFunction(&f, d.module, cname)
+			} else {
+				r = C.call_hipModuleGetFunction(&f, d.module, cname)
+			}
+			C.free(unsafe.Pointer(cname))
+			if !d.check("kernel "+name, r) {
+				return
+			}
+			d.fns[name] = f
 		}
-		C.free(unsafe.Pointer(cname))
-		if !d.check("kernel "+name, r) {
-			return
-		}
-		d.fns[name] = f
 	}
 	var buf [256]byte
 	var offs [32]C.int
@@ -432,6 +463,12 @@ func (d *Device) launch(name string, gx, gy, block int, args ...any) {
 		}
 	}
 	argp := (*C.char)(unsafe.Pointer(&buf[0]))
+	if d.emu != nil {
+		cname := C.CString(name)
+		defer C.free(unsafe.Pointer(cname))
+		d.check("emulated "+name, C.gk_call_emul(d.emu, cname, C.uint(gx), C.uint(gy), C.uint(block), argp, &offs[0], C.int(len(args))))
+		return
+	}
 	if d.Vendor == VendorCUDA {
 		d.check("launch "+name, C.gk_launch_cuda(f, C.uint(gx), C.uint(gy), 1, C.uint(block), 0, argp, &offs[0], C.int(len(args))))
 	} else {

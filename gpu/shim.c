@@ -95,3 +95,5 @@ gcu_result gk_launch_hip(gcu_function f, unsigned gx, unsigned gy, unsigned gz, 
     pack(params, argbuf, offs, nargs);
     return gk_hip.hipModuleLaunchKernel(f, gx, gy, gz, bx, 1, 1, shmem, NULL, params, NULL);
 }
+
+void *gk_dlsym(void *handle, const char *name) { return dlsym(handle, name); }

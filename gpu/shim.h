@@ -163,6 +163,7 @@ enum { GK_LIB_CUDA, GK_LIB_NVRTC, GK_LIB_CUBLAS, GK_LIB_CUBLASLT, GK_LIB_HIP, GK
  * err filled (dlerror) on failure. */
 void *gk_dlopen(const char *path, char *err, size_t errlen);
 void gk_dlclose(void *handle);
+void *gk_dlsym(void *handle, const char *name);
 /* gk_bind fills library lib's table from handle: 0 on success, else the table is left empty and
  * missing names the first symbol that is absent. */
 int gk_bind(int lib, void *handle, char *missing, size_t len);
@@ -187,6 +188,14 @@ GK_HIPRTC_SYMS(GK_CALLER_hiprtc)
 GK_ROCBLAS_SYMS(GK_CALLER_rocblas)
 GK_HIPBLASLT_SYMS(GK_CALLER_hipblaslt)
 GK_NCCL_SYMS(GK_CALLER_nccl)
+
+/* The tests' CPU emulator of the kernels (gpu/emul): its launcher, found with dlsym. */
+typedef int (*gk_emul_launch_fn)(const char *name, unsigned gx, unsigned gy, unsigned bx, const char *argbuf,
+                                 const int *offs, int nargs);
+static inline gcu_result gk_call_emul(void *fn, const char *name, unsigned gx, unsigned gy, unsigned bx,
+                                      const char *argbuf, const int *offs, int nargs) {
+    return ((gk_emul_launch_fn)fn)(name, gx, gy, bx, argbuf, offs, nargs);
+}
 
 /* A device address as the void * HIP takes (Go keeps addresses as integers). */
 static inline void *gk_ptr(gcu_ptr p) { return (void *)(uintptr_t)p; }
