@@ -292,7 +292,6 @@ func compareOps(t *testing.T, d *Device, z opSizes) {
 	d.Scale(sg, 0.3, T*C)
 	p.check("add, scale", sc, sg, T*C, fp32)
 
-
 	ids := make([]int32, T)
 	for i := range ids {
 		ids[i] = int32(p.r.IntN(V))
