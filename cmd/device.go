@@ -42,8 +42,12 @@ func runtimeDevice(o Options, dev config.Device) (config.Device, error) {
 	if n := len(rep.Runtime.Devices); dev.Index >= n {
 		return dev, usererr.New("--device %s: %s:%d not found, %d visible (see `gorstar doctor`)", o.Device, dev.Kind, dev.Index, n)
 	}
-	return dev, usererr.New("--device %s: %s, but the model does not run on the run-time GPU backend yet (its ops do: bench/gpu-check.sh)",
-		o.Device, describeGPU(rep, dev.Index))
+	hint := "its ops do: bench/gpu-check.sh"
+	if dev.Kind == "rocm" {
+		hint += "; or build with -tags rocm, kernels/README.md"
+	}
+	return dev, usererr.New("--device %s: %s, but the model does not run on the run-time GPU backend yet (%s)",
+		o.Device, describeGPU(rep, dev.Index), hint)
 }
 
 func describeGPU(rep gpu.VendorReport, i int) string {

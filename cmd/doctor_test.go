@@ -53,6 +53,21 @@ func TestDoctorReportsWhatIsMissing(t *testing.T) {
 	}
 }
 
+// --device auto without a usable GPU is the CPU; cuda and rocm are one line and exit status 1
+// (no GPU here, or one the model does not run on yet).
+func TestDeviceFlagGPUKinds(t *testing.T) {
+	dir := t.TempDir()
+	if r := runCLI(t, "model", "init", "--preset", "tiny", "--out", filepath.Join(dir, "auto"), "--device", "auto"); r.Code != 0 {
+		t.Fatalf("--device auto: %+v", r)
+	}
+	for _, dev := range []string{"cuda", "rocm:1"} {
+		r := runCLI(t, "model", "init", "--preset", "tiny", "--out", filepath.Join(dir, dev), "--device", dev)
+		if r.Code != 1 || !strings.HasPrefix(r.Stderr, "gorstar: --device "+dev+": ") || strings.Count(r.Stderr, "\n") != 1 {
+			t.Errorf("--device %s: exit %d, stderr %q", dev, r.Code, r.Stderr)
+		}
+	}
+}
+
 // The real binary probes the driver in a child process (its hidden gpu-probe command): a driver
 // library that crashes in cuInit is one line and exit status 1, for doctor and --device alike.
 func TestDeviceProbeSurvivesCrashingDriver(t *testing.T) {
