@@ -39,7 +39,7 @@ step() {
 [ -x ./gorstar ] && [ -x ./gpu.test ] || { echo "gpu-check: build ./gorstar and ./gpu.test first (see the top of this script)" >&2; exit 1; }
 
 step doctor 20 ./gorstar doctor --json
-GORSTAR_GPU_DEVICE=$DEVICE GORSTAR_GPU_CHECK_OUT="$work/ops.jsonl" \
+GORSTAR_GPU_DEVICE=$DEVICE GORSTAR_GPU_CHECK_OUT="$work/ops.jsonl" GORSTAR_GPU_CHECK_INFO="$work/device.json" \
     step ops 100 ./gpu.test -test.run '^TestDeviceMatchesCPU$' -test.v
 
 # Log-probabilities: one sequence through gorstar (on the GPU, and on the CPU as the reference it
@@ -97,6 +97,9 @@ if os.path.exists(os.path.join(work, "ops.jsonl")):
     with open(os.path.join(work, "ops.jsonl")) as fh:
         ops = [json.loads(l) for l in fh if l.strip()]
 res["ops"] = ops
+if os.path.exists(os.path.join(work, "device.json")):
+    with open(os.path.join(work, "device.json")) as fh:
+        res["device_backend"] = json.load(fh)
 res["ops_ok"] = bool(ops) and all(o["ok"] for o in ops)
 lp = {k: (res["steps"].get("logprobs_" + k) or {}).get("json", {}).get("logprobs") for k in ("gpu", "cpu", "torch")}
 def maxdiff(a, b):

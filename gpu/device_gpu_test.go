@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"gorstar/kernels"
 )
@@ -164,7 +165,20 @@ var gpuSizes = opSizes{
 // largest value (the GPU's expf and summation order differ), bf16 results within 8e-3 (one
 // bf16 rounding step).
 func TestDeviceMatchesCPU(t *testing.T) {
-	compareOps(t, openTestDevice(t), gpuSizes)
+	t0 := time.Now()
+	d := openTestDevice(t)
+	opened := time.Since(t0)
+	compareOps(t, d, gpuSizes)
+	// What bench/gpu-check.sh reports beside the ops: the device, how long Open took (the kernels'
+	// compile, or the cache), the notes and the GEMM chosen per shape.
+	if out := os.Getenv("GORSTAR_GPU_CHECK_INFO"); out != "" {
+		b, _ := json.Marshal(map[string]any{"backend": d.Name(), "device": d.Info, "open_s": opened.Seconds(),
+			"kernel_from_cache": d.Kernel.FromCache, "kernel_bytes": len(d.Kernel.Code), "notes": d.Notes,
+			"gemm": d.GEMMChoices()})
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
 }
 
 func compareOps(t *testing.T, d *Device, z opSizes) {
