@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -186,5 +187,41 @@ func TestGfxName(t *testing.T) {
 		if got := GfxName(v); got != want {
 			t.Errorf("GfxName(%d) = %s, want %s", v, got, want)
 		}
+	}
+}
+
+// pip's CUDA wheels: each library is looked for in its own wheel's lib directory (NVRTC in
+// nvidia/cuda_nvrtc/lib, not in nvidia/cublas/lib), after the environment's directories.
+func TestSearchWheelDirs(t *testing.T) {
+	site := t.TempDir()
+	cublas := filepath.Join(site, "nvidia", "cublas", "lib")
+	nvrtc := filepath.Join(site, "nvidia", "cuda_nvrtc", "lib")
+	for _, d := range []string{cublas, nvrtc} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := Search{Dirs: []string{"/env"}, Fallback: []string{cublas, nvrtc, "/usr/local/cuda/lib64"}}
+	got := s.candidates(NVRTC)
+	if got[0] != "/env/libnvrtc.so.13" || slices.ContainsFunc(got, func(p string) bool { return strings.HasPrefix(p, cublas) }) ||
+		!slices.Contains(got, filepath.Join(nvrtc, "libnvrtc.so.12")) || !slices.Contains(got, "/usr/local/cuda/lib64/libnvrtc.so.12") {
+		t.Fatalf("NVRTC candidates %v", got)
+	}
+	fakeLibrary(t, cublas, "libcublas.so.12", tableNames(t, "GK_CUBLAS_SYMS"), nil)
+	reset := func() {
+		for i := range loadStates {
+			loadStates[i] = loadState{}
+		}
+	}
+	reset()
+	searchFor = func(Vendor) Search { return Search{Fallback: []string{nvrtc, cublas}} }
+	t.Cleanup(func() { searchFor = DefaultSearch; reset() })
+	l, err := Load(CUBLAS)
+	if err != nil || l.Path != filepath.Join(cublas, "libcublas.so.12") {
+		t.Fatalf("Load(cuBLAS) = %+v, %v", l, err)
+	}
+	t.Setenv(EnvCUDA, "/a:/b")
+	if d := DefaultSearch(VendorCUDA); !slices.Equal(d.Dirs, []string{"/a", "/b"}) || !d.System {
+		t.Fatalf("DefaultSearch: %+v", d)
 	}
 }
