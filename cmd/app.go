@@ -49,6 +49,8 @@ func newApp() *cli.App {
 			serveCommand(),
 			chatCommand(),
 			configCommand(),
+			doctorCommand(),
+			gpuProbeCommand(),
 		},
 	}
 	cli.VersionPrinter = func(c *cli.Context) {

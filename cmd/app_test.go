@@ -50,7 +50,7 @@ func TestUserErrorsExitOneWithOneLine(t *testing.T) {
 		{[]string{"config", "check", bad}, `run.toml:3: unknown key "rl.lrr" (did you mean "rl.lr"?)`},
 		{[]string{"config", "show", "--config", bad}, `run.toml:3: unknown key "rl.lrr"`},
 		{[]string{"config", "show", "--set", "rl.roc=sometimes"}, `rl.roc: must be one of paper, release, none`},
-		{[]string{"config", "show", "--device", "gpu"}, `run.device: must be cpu, rocm or rocm:N`},
+		{[]string{"config", "show", "--device", "gpu"}, `run.device: must be cpu, rocm[:N], cuda[:N] or auto`},
 		{[]string{"config", "check"}, `config check: expected one FILE.toml argument`},
 		{[]string{"config", "check", filepath.Join(dir, "missing.toml")}, `missing.toml: no such file or directory`},
 		{[]string{"config", "show", "--bogus"}, `flag provided but not defined: -bogus`},

@@ -30,7 +30,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "set", Usage: "override a config key: `key.path=value` (repeatable)"},
 		&cli.StringFlag{Name: "run-dir", Usage: "run directory `DIR` of the training and evaluation commands (default: run.dir/run.name)"},
 		&cli.Int64Flag{Name: "seed", Usage: "random seed (overrides run.seed)"},
-		&cli.StringFlag{Name: "device", Usage: "compute device: cpu or rocm[:N] (overrides run.device)"},
+		&cli.StringFlag{Name: "device", Usage: "compute device: cpu, rocm[:N], cuda[:N] or auto (overrides run.device; see `gorstar doctor`)"},
 		&cli.IntFlag{Name: "threads", Usage: "CPU threads for kernels, 0 = all cores (overrides run.threads)"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON summary object on stdout"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress output"},

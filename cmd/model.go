@@ -110,6 +110,9 @@ func initKernels(o Options) error {
 	if err != nil {
 		return usererr.New("--device: %v", err)
 	}
+	if dev, err = runtimeDevice(o, dev); err != nil {
+		return err
+	}
 	if err := kernels.Setup(dev.Kind, dev.Index, capThreads(o.Threads, os.Stderr, o.Quiet)); err != nil {
 		return usererr.New("--device %s: %v", o.Device, err)
 	}

@@ -29,30 +29,30 @@ func (r Run) Validate() error {
 	return atLeast("run.threads", r.Threads, 0)
 }
 
-// Device is a parsed device string: Kind "cpu" or "rocm", Index the GPU ordinal.
+// Device is a parsed device string: Kind "cpu", "rocm", "cuda" or "auto", Index the GPU ordinal.
 type Device struct {
 	Kind  string
 	Index int
 }
 
-// ParseDevice reads "cpu", "rocm" or "rocm:N".
+// ParseDevice reads "cpu", "auto", "rocm", "rocm:N", "cuda" or "cuda:N".
 func ParseDevice(s string) (Device, error) {
 	kind, idx, hasIdx := strings.Cut(s, ":")
 	switch kind {
-	case "cpu":
+	case "cpu", "auto":
 		if hasIdx {
-			return Device{}, fmt.Errorf("must be cpu, rocm or rocm:N, got %q", s)
+			return Device{}, fmt.Errorf("must be cpu, rocm[:N], cuda[:N] or auto, got %q", s)
 		}
-		return Device{Kind: "cpu"}, nil
-	case "rocm":
+		return Device{Kind: kind}, nil
+	case "rocm", "cuda":
 		if !hasIdx {
-			return Device{Kind: "rocm"}, nil
+			return Device{Kind: kind}, nil
 		}
 		n, err := strconv.Atoi(idx)
 		if err != nil || n < 0 {
-			return Device{}, fmt.Errorf("must be cpu, rocm or rocm:N, got %q", s)
+			return Device{}, fmt.Errorf("must be cpu, rocm[:N], cuda[:N] or auto, got %q", s)
 		}
-		return Device{Kind: "rocm", Index: n}, nil
+		return Device{Kind: kind, Index: n}, nil
 	}
-	return Device{}, fmt.Errorf("must be cpu, rocm or rocm:N, got %q", s)
+	return Device{}, fmt.Errorf("must be cpu, rocm[:N], cuda[:N] or auto, got %q", s)
 }
