@@ -84,7 +84,7 @@ func takesValue(flags []cli.Flag, word string) bool {
 	name, _, _ := strings.Cut(strings.TrimLeft(word, "-"), "=")
 	for _, f := range flags {
 		if slices.Contains(f.Names(), name) {
-			if v, ok := f.(cli.DocGenerationFlag); ok {
+			if v, ok := f.(interface{ TakesValue() bool }); ok {
 				return v.TakesValue()
 			}
 			return true

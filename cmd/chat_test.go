@@ -18,7 +18,7 @@ import (
 func TestChatWithLocalModel(t *testing.T) {
 	dir := initTiny(t)
 	r := runCLIWith(context.Background(), "2+2?\n/reset\nagain\n", "chat", "--model", dir, "--no-tools",
-		"--max-tokens", "4", "--quiet", "--seed", "1")
+		"--max-turn-tokens", "4", "--quiet", "--seed", "1")
 	if r.Code != 0 {
 		t.Fatalf("%+v", r)
 	}

@@ -158,7 +158,7 @@ func checkSampling(o *Options) error {
 	case o.TopP < 0 || o.TopP > 1:
 		return usererr.New("eval: --top-p must be in (0, 1], got %g", o.TopP)
 	case o.Eval.MaxTokens < 1:
-		return usererr.New("eval: --max-tokens must be ≥ 1, got %d", o.Eval.MaxTokens)
+		return usererr.New("eval: --max-response-tokens must be ≥ 1, got %d", o.Eval.MaxTokens)
 	case o.Eval.MaxTurns < 1:
 		return usererr.New("eval: --max-turns must be ≥ 1, got %d", o.Eval.MaxTurns)
 	case o.Model == "" && len(o.Endpoints) == 0:
