@@ -26,7 +26,7 @@ func evalCommand() *cli.Command {
 			&cli.IntFlag{Name: "samples", Usage: "samples per problem, k (default eval.samples)"},
 			&cli.Float64Flag{Name: "temperature", Usage: "sampling temperature (default eval.temperature)"},
 			&cli.Float64Flag{Name: "top-p", Usage: "nucleus mass, 1 = off (default rollout.top_p)"},
-			&cli.IntFlag{Name: "max-response-tokens", Usage: "response budget in tokens, tool turns included (default eval.max_tokens)"},
+			&cli.IntFlag{Name: "max-response-tokens", Usage: "response budget in tokens, tool turns included (default eval.max_response_tokens)"},
 			&cli.IntFlag{Name: "max-turns", Usage: "most assistant turns (default eval.max_turns)"},
 			&cli.BoolFlag{Name: "no-tool", Usage: "no tool: one assistant turn, no tool schema in the prompt"},
 			&cli.IntFlag{Name: "limit", Usage: "evaluate only the first `N` problems (default eval.limit, 0 = all)"},
@@ -55,7 +55,7 @@ func evalAction(c *cli.Context) (err error) {
 		cfg.Temperature = c.Float64("temperature")
 	}
 	if c.IsSet("max-response-tokens") {
-		cfg.MaxTokens = c.Int("max-response-tokens")
+		cfg.MaxResponseTokens = c.Int("max-response-tokens")
 	}
 	if c.IsSet("max-turns") {
 		cfg.MaxTurns = c.Int("max-turns")

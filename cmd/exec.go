@@ -36,7 +36,7 @@ func execCommand() *cli.Command {
 					&cli.StringFlag{Name: "stdin", Usage: "standard input of the code"},
 					&cli.StringFlag{Name: "timeout", Usage: "wall-clock limit, e.g. 4s (default exec.timeout)"},
 					&cli.StringFlag{Name: "memory", Usage: "address space above the warm worker, e.g. 384MB or 1GB (default exec.memory_mb)"},
-					&cli.IntFlag{Name: "max-chars", Usage: "cut the printed response to `N` characters (default exec.tool_text_chars; 0 = no cut)"},
+					&cli.IntFlag{Name: "max-chars", Usage: "cut the printed response to `N` characters (default rollout.tool_text_chars; 0 = no cut)"},
 					sandboxFlag,
 				},
 				Action: execRun,
@@ -205,7 +205,7 @@ func execRun(c *cli.Context) error {
 	if o.JSON {
 		return printJSON(c, res)
 	}
-	max := cfg.ToolTextChars
+	max := o.Config.Rollout.ToolTextChars
 	if c.IsSet("max-chars") {
 		max = c.Int("max-chars")
 	}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -95,6 +96,7 @@ func globalOptions(c *cli.Context) (Options, error) {
 			overridden = append(overridden, strings.TrimSpace(key))
 		}
 	}
+	printWarnings(c, cfg.Warnings())
 	if ctx := setIn(c, "seed"); ctx != nil {
 		cfg.Run.Seed = ctx.Int64("seed")
 		overridden = append(overridden, "run.seed")
@@ -113,6 +115,13 @@ func globalOptions(c *cli.Context) (Options, error) {
 	o.Config = &cfg
 	o.Seed, o.Threads, o.Device = cfg.Run.Seed, cfg.Run.Threads, cfg.Run.Device
 	return o, nil
+}
+
+// printWarnings writes one "gorstar: warning: …" line on stderr for each of warnings.
+func printWarnings(c *cli.Context, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(c.App.ErrWriter, "gorstar: warning: %s\n", w)
+	}
 }
 
 // Progress starts a progress bar on stderr honouring --quiet and --json.

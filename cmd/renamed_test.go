@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -123,5 +124,27 @@ func TestRenamedFlagsOfCommands(t *testing.T) {
 	}
 	if !strings.Contains(r.Stderr, "--max-turn-tokens: must be in 1..") {
 		t.Errorf("stderr %q: the old spelling's value 0 did not reach --max-turn-tokens", r.Stderr)
+	}
+}
+
+// A config key under its old name works from the file and from --set, with one warning line.
+func TestRenamedConfigKeys(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "old.toml")
+	if err := os.WriteFile(p, []byte("[exec]\ntool_text_chars = 300\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "config", "check", p)
+	want := "gorstar: warning: " + p + ":2: exec.tool_text_chars is deprecated; use rollout.tool_text_chars\n"
+	if r.Code != 0 || r.Stderr != want {
+		t.Errorf("config check: %+v, want stderr %q", r, want)
+	}
+	r = runCLI(t, "config", "show", "--config", p, "--set", "eval.max_tokens=99")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "\ntool_text_chars = 300\n") || !strings.Contains(r.Stdout, "\nmax_response_tokens = 99\n") {
+		t.Fatalf("config show with old names: %+v", r)
+	}
+	for _, w := range []string{"exec.tool_text_chars is deprecated", "--set: eval.max_tokens is deprecated; use eval.max_response_tokens"} {
+		if strings.Count(r.Stderr, w) != 1 {
+			t.Errorf("stderr %q: want %q once", r.Stderr, w)
+		}
 	}
 }

@@ -40,6 +40,8 @@ type Config struct {
 	SFT     SFT     `toml:"sft" comment:"Non-reasoning supervised warm-up."`
 	RL      RL      `toml:"rl" comment:"GRPO-RoC reinforcement learning."`
 	Eval    Eval    `toml:"eval" comment:"Evaluation: average pass@1 over k samples."`
+
+	warnings []string // keys given under an old name (Warnings)
 }
 
 // Default returns the built-in configuration: the laptop quickstart.
@@ -88,6 +90,11 @@ func Load(path string) (Config, error) {
 func Decode(cfg *Config, name string, raw []byte) error {
 	err := strictDecode(cfg, raw)
 	if err == nil {
+		if err := checkRenamedInFile(name, raw); err != nil {
+			return err
+		}
+		ls := keyLines(raw)
+		cfg.moveRenamed(func(old string) string { return fmt.Sprintf("%s:%d", name, ls.lineOf(old)) })
 		return nil
 	}
 	var strict *toml.StrictMissingError
@@ -174,7 +181,7 @@ func collectKeys(t reflect.Type, prefix string, out *[]string) {
 	}
 	for i := 0; i < t.NumField(); i++ {
 		name, ok := tomlName(t.Field(i))
-		if !ok {
+		if !ok || isRenamed(t.Field(i)) {
 			continue
 		}
 		p := name
@@ -208,18 +215,21 @@ func suggestKey(root reflect.Type, path []string) string {
 		return ""
 	}
 	bad := path[len(path)-1]
-	best, bestDist := "", 1<<30
+	best, bestDist, renamedTo := "", 1<<30, ""
 	for i := 0; i < t.NumField(); i++ {
 		name, ok := tomlName(t.Field(i))
 		if !ok {
 			continue
 		}
 		if d := editDistance(bad, name); d < bestDist {
-			best, bestDist = name, d
+			best, bestDist, renamedTo = name, d, t.Field(i).Tag.Get("renamed")
 		}
 	}
 	if best == "" || bestDist > max(2, len(bad)/3) {
 		return ""
+	}
+	if renamedTo != "" { // close to an old name: suggest the new one
+		return renamedTo
 	}
 	return strings.Join(append(append([]string{}, path[:len(path)-1]...), best), ".")
 }

@@ -157,8 +157,8 @@ func checkSampling(o *Options) error {
 		return usererr.New("eval: --temperature must be ≥ 0, got %g", o.Eval.Temperature)
 	case o.TopP < 0 || o.TopP > 1:
 		return usererr.New("eval: --top-p must be in (0, 1], got %g", o.TopP)
-	case o.Eval.MaxTokens < 1:
-		return usererr.New("eval: --max-response-tokens must be ≥ 1, got %d", o.Eval.MaxTokens)
+	case o.Eval.MaxResponseTokens < 1:
+		return usererr.New("eval: --max-response-tokens must be ≥ 1, got %d", o.Eval.MaxResponseTokens)
 	case o.Eval.MaxTurns < 1:
 		return usererr.New("eval: --max-turns must be ≥ 1, got %d", o.Eval.MaxTurns)
 	case o.Model == "" && len(o.Endpoints) == 0:
@@ -196,7 +196,7 @@ func baseManifest(o Options, sets []config.EvalSet, problems int) (Manifest, err
 			Data: strings.Join(paths, ", "), DataSHA256: hash, Problems: problems,
 			Template: o.Template, ToolTextChars: o.ToolTextChars, ToolSessions: o.ToolSessions,
 			Samples: o.Eval.Samples, Temperature: o.Eval.Temperature, TopP: o.TopP,
-			MaxTokens: o.Eval.MaxTokens, MaxTurns: o.Eval.MaxTurns, Seed: o.Seed, SeedRule: rollout.SeedRule,
+			MaxTokens: o.Eval.MaxResponseTokens, MaxTurns: o.Eval.MaxTurns, Seed: o.Seed, SeedRule: rollout.SeedRule,
 			Gorstar: o.Version,
 		},
 		Limit: o.Eval.Limit, Tool: !o.NoTool, Grading: "strict (summary), rstar2 (beside)",
@@ -231,7 +231,7 @@ func rolloutOptions(o Options, co chat.Options) rollout.Options {
 	ro := rollout.DefaultOptions()
 	ro.Chat = co
 	ro.MaxTurns = o.Eval.MaxTurns
-	ro.MaxResponseTokens = o.Eval.MaxTokens
+	ro.MaxResponseTokens = o.Eval.MaxResponseTokens
 	ro.ToolTextChars = o.ToolTextChars
 	ro.ToolSessions = o.ToolSessions
 	ro.Temperature, ro.TopP = o.Eval.Temperature, o.TopP
