@@ -14,6 +14,7 @@ import (
 
 	"gorstar/chat"
 	"gorstar/engine"
+	"gorstar/internal/tooloptions"
 	"gorstar/internal/usererr"
 	"gorstar/pytool"
 )
@@ -92,7 +93,7 @@ func chatAction(c *cli.Context) error {
 		if c.IsSet("sandbox") {
 			cfg.Sandbox = c.String("sandbox")
 		}
-		if pool, err = startTools(c.Context, c, o, cfg, pytool.BesideEngine(c.String("model") != "")); err != nil {
+		if pool, err = startTools(c.Context, c, o, tooloptions.From(cfg), pytool.BesideEngine(c.String("model") != "")); err != nil {
 			fmt.Fprintf(c.App.ErrWriter, "chat: the Python tool is unavailable (%v); tool calls are shown, not run\n", err)
 			pool = nil
 		} else {

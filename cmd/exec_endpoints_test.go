@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"gorstar/config"
 	"gorstar/internal/testenv"
 	"gorstar/pytool"
 )
@@ -27,7 +26,7 @@ type execNode struct {
 func startExecNode(t *testing.T, workers int) *execNode {
 	t.Helper()
 	needSandbox(t)
-	cfg := config.DefaultExec()
+	cfg := pytool.DefaultOptions()
 	cfg.Workers, cfg.Modules = workers, []string{"math"}
 	if s := os.Getenv("GORSTAR_TEST_SANDBOX"); s != "" {
 		cfg.Sandbox = s

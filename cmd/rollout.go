@@ -12,9 +12,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/chat"
-	"gorstar/config"
 	"gorstar/data"
 	"gorstar/engine"
+	"gorstar/internal/tooloptions"
 	"gorstar/internal/usererr"
 	"gorstar/model"
 	"gorstar/pytool"
@@ -166,7 +166,7 @@ func rolloutAction(c *cli.Context) error {
 
 // rolloutRun rolls out what the checkpoint lacks (nothing, with no sandbox started, when it lacks
 // nothing), keeping each trajectory in it as it finishes.
-func rolloutRun(c *cli.Context, o Options, p *rollout.Policy, execCfg config.Exec, opts rollout.Options,
+func rolloutRun(c *cli.Context, o Options, p *rollout.Policy, execCfg pytool.Options, opts rollout.Options,
 	problems []data.Problem, ck *rollout.Checkpoint) ([]rollout.Trajectory, rollout.Summary, error) {
 	if len(ck.Done) == len(problems)*opts.Samples {
 		return nil, rollout.Summary{}, nil
@@ -340,7 +340,7 @@ func rolloutBench(c *cli.Context) error {
 	if err := cfg.Validate(); err != nil {
 		return usererr.Wrap(err)
 	}
-	pool, err := startTools(c.Context, c, o, cfg, pytool.BesideEngine(true))
+	pool, err := startTools(c.Context, c, o, tooloptions.From(cfg), pytool.BesideEngine(true))
 	if err != nil {
 		return err
 	}

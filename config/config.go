@@ -5,11 +5,10 @@
 // The command line resolves Default ← file ← --set ← explicit global flags, validates, and passes
 // the sections down. Who may import this package:
 //
-//   - Stage packages (sft, rl, eval, train, rollout) and service packages (exec, which takes
-//     config.Exec) take their section struct.
-//   - Library packages — model, engine, reward, data, chat, tokenizer, kernels, safetensors, serve —
-//     take their own options types and never import config; cmd and the stages translate a
-//     section into those options. TestLibrariesDoNotImportConfig enforces this with `go list -deps`.
+//   - Stage packages (sft, rl, eval, train, rollout) take their section struct.
+//   - Library packages — model, engine, reward, data, chat, tokenizer, kernels, safetensors, serve,
+//     pytool — take their own options types and never import config; cmd and the stages translate a
+//     section into those options (config.Exec into pytool.Options in internal/tooloptions alone). TestLibrariesDoNotImportConfig enforces this with `go list -deps`.
 package config
 
 import (

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Exec configures the sandboxed Python tool (package pytool): the warm pool, the sandbox and the
-// per-call limits. Defaults follow rStar2's code environment (4 s, 384 MB, 1000 characters).
+// Exec configures the sandboxed Python tool (package pytool, whose Options internal/tooloptions
+// makes of it): the warm pool, the sandbox and the per-call limits. Defaults follow rStar2's code environment (4 s, 384 MB, 1000 characters).
 type Exec struct {
 	Workers           int      `toml:"workers" comment:"Warm Python workers, one call each at a time (0 = 2 per core)."`
 	Python            string   `toml:"python" comment:"Interpreter; resolved to its real path (shims are followed)."`

@@ -178,7 +178,7 @@ func Serve(ctx context.Context, addr string, pool *Pool, ready func(net.Addr)) e
 	case <-ctx.Done():
 	}
 	// In-flight calls are bounded by the pool's timeouts; give them that long and a margin.
-	grace := pool.cfg.Timeout.Duration*time.Duration(1+pool.cfg.QueueSize/max(pool.Workers(), 1)) + 10*time.Second
+	grace := pool.cfg.Timeout*time.Duration(1+pool.cfg.QueueSize/max(pool.Workers(), 1)) + 10*time.Second
 	shutCtx, cancel := context.WithTimeout(context.Background(), min(grace, 10*time.Minute))
 	defer cancel()
 	if err := srv.Shutdown(shutCtx); err != nil {

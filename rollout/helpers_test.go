@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"gorstar/config"
 	"gorstar/internal/testenv"
 	"gorstar/internal/testmodel"
 	"gorstar/model"
@@ -54,10 +53,10 @@ func testPool(t testing.TB, workers int) *pytool.Pool {
 	t.Helper()
 	testenv.Short(t, "starts sandboxed Python")
 	testenv.Python3(t)
-	cfg := config.DefaultExec()
+	cfg := pytool.DefaultOptions()
 	cfg.Workers = workers
 	cfg.Modules = []string{"math"}
-	cfg.Timeout = config.D(5 * time.Second)
+	cfg.Timeout = 5 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	p, err := pytool.NewPool(ctx, cfg)
