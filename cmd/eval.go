@@ -8,6 +8,7 @@ import (
 	"gorstar/config"
 	"gorstar/engine"
 	"gorstar/eval"
+	"gorstar/eval/metrics"
 	"gorstar/internal/progress"
 )
 
@@ -102,7 +103,7 @@ func evalAction(c *cli.Context) (err error) {
 		res.MeanResponseTokens, res.ToolCallsPerResponse, res.Out, res.Markdown, res.Manifest)
 	if len(res.Sets) > 1 {
 		fmt.Fprintln(w)
-		eval.WriteSetTable(w, res.Sets)
+		metrics.WriteSetTable(w, res.Sets)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"gorstar/eval/metrics"
 	"io"
 	"strings"
 )
@@ -18,11 +19,11 @@ func writeReport(w io.Writer, man Manifest, res *Result) error {
 		man.Problems, man.Samples, man.Temperature, man.TopP, man.MaxTokens, man.MaxTurns, man.Tool, man.Template, man.Seed, man.Gorstar)
 	if len(res.Sets) > 1 {
 		var t strings.Builder
-		WriteSetTable(&t, res.Sets)
+		metrics.WriteSetTable(&t, res.Sets)
 		fmt.Fprintf(w, "## Per set\n\n%s\n", t.String())
 	}
 	fmt.Fprintf(w, "## Strict grading\n\n")
-	if err := WriteMarkdown(w, res.Summary); err != nil {
+	if err := metrics.WriteMarkdown(w, res.Summary); err != nil {
 		return err
 	}
 	r := res.RStar2

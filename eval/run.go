@@ -13,6 +13,7 @@ import (
 	"gorstar/chat"
 	"gorstar/config"
 	"gorstar/data"
+	"gorstar/eval/metrics"
 	"gorstar/internal/atomicfile"
 	"gorstar/internal/checkpoint"
 	"gorstar/internal/progress"
@@ -353,17 +354,17 @@ func (s *runState) result(man Manifest, sets []config.EvalSet, names []string) R
 		}
 		return a.Sample - b.Sample
 	})
-	strict := make([]SampleResult, len(s.records))
-	lenient := make([]SampleResult, len(s.records))
+	strict := make([]metrics.SampleResult, len(s.records))
+	lenient := make([]metrics.SampleResult, len(s.records))
 	for i, r := range s.records {
-		strict[i] = SampleResult{ProblemID: r.ProblemID, Source: r.Source, Sample: r.Sample, Answer: r.Extracted,
+		strict[i] = metrics.SampleResult{ProblemID: r.ProblemID, Source: r.Source, Sample: r.Sample, Answer: r.Extracted,
 			Correct: r.CorrectStrict, ResponseTokens: r.Tokens, ToolCalls: r.Calls, FailedCalls: r.FailedCalls, Truncated: r.Truncated}
 		lenient[i] = strict[i]
 		lenient[i].Answer, lenient[i].Correct = r.ExtractedRStar2, r.CorrectRStar2
 	}
-	so := SummaryOptions{Normalize: reward.Canonical, Seed: s.o.Seed}
-	ls := Summarize(lenient, so)
-	res := Result{Summary: Summarize(strict, so), Grading: "strict", RStar2: ls.Metrics}
+	so := metrics.SummaryOptions{Normalize: reward.Canonical, Seed: s.o.Seed}
+	ls := metrics.Summarize(lenient, so)
+	res := Result{Summary: metrics.Summarize(strict, so), Grading: "strict", RStar2: ls.Metrics}
 	res.Sets = setRows(sets, names, res.Summary, ls)
 	res.Warnings = append([]string{}, warnings(man, s.records)...)
 	return res
