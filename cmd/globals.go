@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"gorstar/config"
 	"gorstar/dist"
+	"gorstar/internal/plainjson"
 	"gorstar/internal/progress"
 	"gorstar/internal/usererr"
 )
@@ -131,9 +131,7 @@ func (o Options) Progress(total int64, desc string) *progress.Bar {
 
 // printJSON writes v as one JSON object on one line of stdout.
 func printJSON(c *cli.Context, v any) error {
-	enc := json.NewEncoder(c.App.Writer)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return plainjson.NewEncoder(c.App.Writer).Encode(v)
 }
 
 // oneArg returns the single positional argument of a command, or a usage error naming what it is.

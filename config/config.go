@@ -25,6 +25,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"gorstar/internal/suggest"
 	"gorstar/internal/usererr"
 )
 
@@ -220,11 +221,11 @@ func suggestKey(root reflect.Type, path []string) string {
 		if !ok {
 			continue
 		}
-		if d := editDistance(bad, name); d < bestDist {
+		if d := suggest.Distance(bad, name); d < bestDist {
 			best, bestDist, renamedTo = name, d, t.Field(i).Tag.Get("renamed")
 		}
 	}
-	if best == "" || bestDist > max(2, len(bad)/3) {
+	if best == "" || !suggest.Near(bad, bestDist) {
 		return ""
 	}
 	if renamedTo != "" { // close to an old name: suggest the new one
@@ -255,26 +256,6 @@ func fieldByTOMLName(t reflect.Type, name string) (reflect.StructField, bool) {
 		}
 	}
 	return reflect.StructField{}, false
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 var typeMismatch = regexp.MustCompile(`cannot decode TOML (\w+) into struct field \S+ of type (\S+)`)
