@@ -37,7 +37,7 @@ func rolloutCommand() *cli.Command {
 			&cli.IntFlag{Name: "concurrency", Usage: "trajectories in flight at once (with --endpoint: completions in flight over all servers)",
 				DefaultText: "--max-seqs natively, 64 on endpoints"},
 			&cli.StringFlag{Name: "data", Usage: "problems table `FILE` (.parquet or .jsonl with problem and answer)"},
-			&cli.IntFlag{Name: "samples", Value: 1, Usage: "rollouts per problem (a GRPO group)"},
+			&cli.IntFlag{Name: "samples", Value: 1, Usage: "trajectories per problem (a GRPO group)"},
 			&cli.StringFlag{Name: "out", Usage: "traces `FILE` (.parquet), written when every rollout is done; until then finished " +
 				"trajectories are kept beside it (t.partial.jsonl for t.parquet) and the same command run again resumes; t.manifest.json records the settings of the traces"},
 			&cli.StringFlag{Name: "jsonl", Usage: "also write the traces as JSON lines to `FILE` (for people)"},

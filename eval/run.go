@@ -197,7 +197,7 @@ func baseManifest(o Options, sets []config.EvalSet, problems int) (Manifest, err
 			Data: strings.Join(paths, ", "), DataSHA256: hash, Problems: problems,
 			Template: o.Template, ToolTextChars: o.ToolTextChars, ToolSessions: o.ToolSessions,
 			Samples: o.Eval.Samples, Temperature: o.Eval.Temperature, TopP: o.TopP,
-			MaxTokens: o.Eval.MaxResponseTokens, MaxTurns: o.Eval.MaxTurns, Seed: o.Seed, SeedRule: rollout.SeedRule,
+			MaxResponseTokens: o.Eval.MaxResponseTokens, MaxTurns: o.Eval.MaxTurns, Seed: o.Seed, SeedRule: rollout.SeedRule,
 			Gorstar: o.Version,
 		},
 		Limit: o.Eval.Limit, Tool: !o.NoTool, Grading: "strict (summary), rstar2 (beside)",

@@ -108,7 +108,7 @@ func (s *scriptedStream) Next(ctx context.Context) (Turn, error) {
 	ids := s.b.tok.Encode(s.b.turns[s.next])
 	s.next++
 	t := Turn{End: EndPaused, WeightVersion: 7}
-	if left := s.req.Budget - s.used; len(ids) >= left {
+	if left := s.req.MaxResponseTokens - s.used; len(ids) >= left {
 		ids, t.End = ids[:left], EndLength
 	} else if slices.Contains(s.req.EndTokens, ids[len(ids)-1]) {
 		t.End = EndClosed
@@ -122,7 +122,7 @@ func (s *scriptedStream) Next(ctx context.Context) (Turn, error) {
 }
 
 func (s *scriptedStream) Append(ctx context.Context, ids []int32) error {
-	if s.used+len(ids) > s.req.Budget {
+	if s.used+len(ids) > s.req.MaxResponseTokens {
 		return errors.New("script: append past the budget")
 	}
 	s.used += len(ids)
