@@ -103,8 +103,10 @@ func TestRenamedFlagsOfCommands(t *testing.T) {
 		{"serve", "served-model-name", "served-model"},
 		{"eval", "max-tokens", "max-response-tokens"},
 		{"rollout", "max-tokens", "max-response-tokens"},
+		{"rollout bench", "rollouts", "trajectories"},
+		{"sft bench", "tokens-per-step", "batch-tokens"},
 	} {
-		help := runCLI(t, c.cmd, "--help").Stdout
+		help := runCLI(t, append(strings.Fields(c.cmd), "--help")...).Stdout
 		if strings.Contains(help, "--"+c.old+" ") || !strings.Contains(help, "--"+c.canonical) {
 			t.Errorf("%s --help: want --%s shown and --%s hidden:\n%s", c.cmd, c.canonical, c.old, help)
 		}
@@ -145,6 +147,17 @@ func TestRenamedConfigKeys(t *testing.T) {
 	for _, w := range []string{"exec.tool_text_chars is deprecated", "--set: eval.max_tokens is deprecated; use eval.max_response_tokens"} {
 		if strings.Count(r.Stderr, w) != 1 {
 			t.Errorf("stderr %q: want %q once", r.Stderr, w)
+		}
+	}
+}
+
+// normalizeArgs moves a command's flags before its positional arguments: an old spelling of a
+// bool flag must not take the next word as its value, an old spelling of a valued one must.
+func TestRenamedFlagsTakeValuesAsTheirNewNames(t *testing.T) {
+	flags := chatCommand().Flags
+	for word, want := range map[string]bool{"--no-tools": false, "--no-tool": false, "--max-tokens": true, "--served-model-name": true} {
+		if got := takesValue(flags, word); got != want {
+			t.Errorf("takesValue(%s) = %v, want %v", word, got, want)
 		}
 	}
 }
