@@ -90,10 +90,8 @@ func Load(path string) (Config, error) {
 func Decode(cfg *Config, name string, raw []byte) error {
 	err := strictDecode(cfg, raw)
 	if err == nil {
-		if err := checkRenamedInFile(name, raw); err != nil {
-			return err
-		}
 		ls := keyLines(raw)
+		cfg.dropShadowed(name, ls)
 		cfg.moveRenamed(func(old string) string { return fmt.Sprintf("%s:%d", name, ls.lineOf(old)) })
 		return nil
 	}

@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-
-	"gorstar/internal/usererr"
 )
 
 // A key that changed its name keeps its old one for one release. The old name is a field of the
@@ -82,17 +80,19 @@ func (c *Config) field(key string) (reflect.Value, bool) {
 	return v, true
 }
 
-// checkRenamedInFile refuses a document that sets a key under both its old and its new name.
-func checkRenamedInFile(name string, raw []byte) error {
-	ls := keyLines(raw)
-	for old, new := range RenamedKeys() {
-		if lo, ok := ls[old]; ok {
-			if ln, ok := ls[new]; ok {
-				return usererr.New("%s:%d: %s is the old name of %s (line %d); set only %s", name, lo, old, new, ln, new)
-			}
+// dropShadowed clears the old names a document sets beside their new ones: the new key holds (a
+// file written by an older `config show` has both, exec.tool_text_chars and rollout.tool_text_chars,
+// and the latter was the cut the model saw), and a warning says the old one is ignored.
+func (c *Config) dropShadowed(name string, ls lines) {
+	walkRenamed(reflect.ValueOf(c).Elem(), "", func(old, new string, f reflect.Value) {
+		lo, hasOld := ls[old]
+		ln, hasNew := ls[new]
+		if f.IsNil() || !hasOld || !hasNew {
+			return
 		}
-	}
-	return nil
+		f.SetZero()
+		c.warnings = append(c.warnings, fmt.Sprintf("%s:%d: %s is deprecated and ignored: %s (line %d) is set", name, lo, old, new, ln))
+	})
 }
 
 // isRenamed reports an old-name field.

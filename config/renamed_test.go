@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -55,8 +56,6 @@ func TestRenamedKeysDecodeOntoTheNewKey(t *testing.T) {
 
 func TestRenamedKeysStayStrict(t *testing.T) {
 	for doc, want := range map[string]string{
-		// Both names of one key: which one holds is not guessed.
-		"[exec]\ntool_text_chars = 300\n[rollout]\ntool_text_chars = 200\n": "run.toml:2: exec.tool_text_chars is the old name of rollout.tool_text_chars (line 4); set only rollout.tool_text_chars",
 		// Unknown keys are still refused; near an old name, the new name is suggested.
 		"[exec]\ntool_text_charz = 3\n": `run.toml:2: unknown key "exec.tool_text_charz" (did you mean "rollout.tool_text_chars"?)`,
 		"[eval]\nmax_token = 3\n":       `run.toml:2: unknown key "eval.max_token" (did you mean "eval.max_response_tokens"?)`,
@@ -72,6 +71,22 @@ func TestRenamedKeysStayStrict(t *testing.T) {
 		if err == nil || !strings.HasSuffix(err.Error(), want) || strings.Contains(err.Error(), "did you mean \"exec.tool_text_chars") {
 			t.Errorf("%q: got %v, want …%s", doc, err, want)
 		}
+	}
+}
+
+// A file that sets both names (as an older `config show` wrote exec.tool_text_chars beside
+// rollout.tool_text_chars) keeps the new key's value and says the old one is ignored.
+func TestRenamedKeyBesideItsNewName(t *testing.T) {
+	cfg, err := Load(writeConfig(t, "[exec]\ntool_text_chars = 300\n[rollout]\ntool_text_chars = 200\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Rollout.ToolTextChars != 200 || cfg.Exec.ToolTextChars != nil {
+		t.Errorf("rollout.tool_text_chars = %d, want the new key's 200", cfg.Rollout.ToolTextChars)
+	}
+	want := "run.toml:2: exec.tool_text_chars is deprecated and ignored: rollout.tool_text_chars (line 4) is set"
+	if w := cfg.Warnings(); len(w) != 1 || !strings.HasSuffix(w[0], want) {
+		t.Errorf("warnings %q, want one ending %q", w, want)
 	}
 }
 
@@ -117,5 +132,29 @@ func TestRenamedKeysAreHidden(t *testing.T) {
 	}
 	if len(RenamedKeys()) < 2 {
 		t.Errorf("RenamedKeys %v: want exec.tool_text_chars and eval.max_tokens", RenamedKeys())
+	}
+}
+
+// The document `gorstar config show` printed before the renames (both tool_text_chars keys,
+// eval.max_tokens) still loads: the old names warn and their settings land on the new keys.
+func TestConfigShowWithOldNamesLoads(t *testing.T) {
+	p := filepath.Join("testdata", "show-with-old-names.toml")
+	cfg, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		p + ":88: exec.tool_text_chars is deprecated and ignored: rollout.tool_text_chars (line 112) is set",
+		p + ":270: eval.max_tokens is deprecated; use eval.max_response_tokens",
+	}
+	if !slices.Equal(cfg.Warnings(), want) {
+		t.Errorf("warnings %q, want %q", cfg.Warnings(), want)
+	}
+	if cfg.Rollout.ToolTextChars != 256 || cfg.Eval.MaxResponseTokens != 512 {
+		t.Errorf("rollout.tool_text_chars %d, eval.max_response_tokens %d: want the file's 256 and 512",
+			cfg.Rollout.ToolTextChars, cfg.Eval.MaxResponseTokens)
 	}
 }
