@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"gorstar/internal/plainjson"
 )
 
 // Roles a message may have.
@@ -75,7 +76,7 @@ type Conversation struct {
 
 // MarshalJSON writes {"name": N, "arguments": "<JSON text>"}.
 func (c ToolCall) MarshalJSON() ([]byte, error) {
-	return marshalNoEscape(struct {
+	return plainjson.Marshal(struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
 	}{c.Name, string(c.Arguments)})
@@ -137,17 +138,6 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 		m.Weight = &w
 	}
 	return nil
-}
-
-// marshalNoEscape is json.Marshal without HTML escaping: '<' and '>' are common in the model's text.
-func marshalNoEscape(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // validate checks the fields a template relies on.

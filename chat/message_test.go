@@ -2,6 +2,7 @@ package chat
 
 import (
 	"encoding/json"
+	"gorstar/internal/plainjson"
 	"reflect"
 	"testing"
 )
@@ -36,7 +37,7 @@ func TestConversationJSONRoundTrip(t *testing.T) {
 		{Role: RoleAssistant, Content: "<reason>check", ToolCalls: []ToolCall{PythonCall("print(2 < 3)", "")}},
 		{Role: RoleTool, Name: PythonToolName, Content: "True"},
 	}}
-	b, err := marshalNoEscape(c) // as package data writes JSONL
+	b, err := plainjson.Marshal(c) // as package data writes JSONL
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestMessageWeightJSON(t *testing.T) {
 		{Role: RoleAssistant, Content: "b", Weight: Weight(1)},
 		{Role: RoleAssistant, Content: "c"},
 	}
-	b, err := marshalNoEscape(msgs)
+	b, err := plainjson.Marshal(msgs)
 	if err != nil {
 		t.Fatal(err)
 	}

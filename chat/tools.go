@@ -1,6 +1,9 @@
 package chat
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"gorstar/internal/plainjson"
+)
 
 // PythonToolName is the name of rStar2's one tool.
 const PythonToolName = "python"
@@ -19,7 +22,7 @@ var PythonTool = json.RawMessage(`{"type": "function", "function": {"name": "` +
 // PythonCall is a call of the Python tool with code and standard input, its arguments written the
 // way the model is taught to write them: {"code": "...", "input": "..."}.
 func PythonCall(code, input string) ToolCall {
-	c, _ := marshalNoEscape(code)
-	in, _ := marshalNoEscape(input)
+	c, _ := plainjson.Marshal(code)
+	in, _ := plainjson.Marshal(input)
 	return ToolCall{Name: PythonToolName, Arguments: json.RawMessage(`{"code": ` + string(c) + `, "input": ` + string(in) + `}`)}
 }

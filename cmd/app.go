@@ -57,6 +57,7 @@ func newApp() *cli.App {
 		fmt.Fprintf(c.App.Writer, "gorstar %s (kernels: %s)\n", c.App.Version, kernels.Backend())
 	}
 	addGlobalFlags(app.Commands)
+	resolveRenamed(app.Commands)
 	showRealDefaults(app.Commands, app.Flags)
 	app.OnUsageError = usageError
 	app.ExitErrHandler = func(*cli.Context, error) {} // main decides the exit status

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"gorstar/internal/suggest"
 	"gorstar/internal/usererr"
 )
 
@@ -84,7 +85,7 @@ func takesValue(flags []cli.Flag, word string) bool {
 	name, _, _ := strings.Cut(strings.TrimLeft(word, "-"), "=")
 	for _, f := range flags {
 		if slices.Contains(f.Names(), name) {
-			if v, ok := f.(cli.DocGenerationFlag); ok {
+			if v, ok := f.(interface{ TakesValue() bool }); ok {
 				return v.TakesValue()
 			}
 			return true
@@ -108,7 +109,7 @@ func unknownCommand(typed, word string, cmds []*cli.Command) error {
 	best, bestDist := "", 1<<30
 	for _, c := range cmds {
 		names = append(names, c.Name)
-		d := editDistance(word, c.Name)
+		d := suggest.Distance(word, c.Name)
 		if strings.HasPrefix(c.Name, word) {
 			d = min(d, 1)
 		}
@@ -118,7 +119,7 @@ func unknownCommand(typed, word string, cmds []*cli.Command) error {
 	}
 	prefix := strings.TrimSuffix(typed, word)
 	msg := fmt.Sprintf("unknown command %q", typed)
-	if best != "" && bestDist <= max(2, len(word)/3) {
+	if best != "" && suggest.Near(word, bestDist) {
 		msg += fmt.Sprintf("; did you mean %q?", prefix+best)
 	}
 	return usererr.New("%s (commands: %s; see `gorstar %s--help`)", msg, strings.Join(names, ", "), prefix)
@@ -152,25 +153,4 @@ func requiredFlags(cmd *cli.Command, path string, given []string) error {
 		return usererr.New("%s: missing required flag %s (see `gorstar %s --help`)", path, missing[0], path)
 	}
 	return usererr.New("%s: missing required flags %s (see `gorstar %s --help`)", path, strings.Join(missing, ", "), path)
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

@@ -42,7 +42,7 @@ func TestBadSizesAndCounts(t *testing.T) {
 		{args: []string{"exec", "bench", "--concurrency", "0"}, want: "--concurrency: must be in 1.."},
 		{args: []string{"exec", "run", "--max-chars", "-5", "--code", "print(1)"}, want: "--max-chars: must be in 0.."},
 		{args: []string{"chat", "--model", m, "--max-turns", "0"}, want: "--max-turns: must be in 1..1000"},
-		{args: []string{"chat", "--model", m, "--max-tokens", "0"}, want: "--max-tokens: must be in 1.."},
+		{args: []string{"chat", "--model", m, "--max-turn-tokens", "0"}, want: "--max-turn-tokens: must be in 1.."},
 		{args: []string{"chat", "--model", m, "--temperature", "-1"}, want: "--temperature: must be in 0..10"},
 		{args: []string{"model", "logprobs", "--model", filepath.Join(m, "config.json"), "--text", "hi"}, want: "is a file; give the model directory"},
 		{args: []string{"model", "logprobs", "--model", "nope", "--text", "hi"}, want: "--model nope: no such directory"},

@@ -14,6 +14,7 @@ import (
 
 	"gorstar/chat"
 	"gorstar/engine"
+	"gorstar/internal/tooloptions"
 	"gorstar/internal/usererr"
 	"gorstar/pytool"
 )
@@ -23,17 +24,18 @@ func chatCommand() *cli.Command {
 		Name: "chat",
 		Usage: "talk to a model on stdin/stdout; its Python tool calls run in the sandbox " +
 			"(/reset starts over, /exit or end of input quits)",
-		Flags: append([]cli.Flag{
+		Flags: withRenamed(append([]cli.Flag{
 			&cli.StringFlag{Name: "model", Usage: "Hugging Face model `DIR` to load"},
 			&cli.StringFlag{Name: "endpoint", Usage: "OpenAI-compatible server `URL` (e.g. http://127.0.0.1:8000) instead of --model"},
-			&cli.StringFlag{Name: "served-model", Aliases: []string{"served-model-name"}, Usage: "model id to ask the endpoint for (default: its first model)"},
+			&cli.StringFlag{Name: "served-model", Usage: "model id to ask the endpoint for (default: its first model)"},
 			&cli.StringFlag{Name: "system", Usage: "system message (default: the template's instructions)"},
-			&cli.IntFlag{Name: "max-tokens", Value: 1024, Usage: "tokens per assistant turn at most (1..1048576)"},
+			&cli.IntFlag{Name: "max-turn-tokens", Value: 1024, Usage: "tokens per assistant turn at most (1..1048576)"},
 			&cli.Float64Flag{Name: "temperature", Value: 0.6, Usage: "sampling temperature (0 = greedy, at most 10)"},
 			&cli.IntFlag{Name: "max-turns", Value: 10, Usage: "assistant turns (tool calls) per question at most (1..1000)"},
-			&cli.BoolFlag{Name: "no-tools", Usage: "do not offer the Python tool"},
+			&cli.BoolFlag{Name: "no-tool", Usage: "do not offer the Python tool"},
 			&cli.StringFlag{Name: "sandbox", Usage: "auto | bwrap | namespaces | seatbelt | none (overrides exec.sandbox)"},
-		}, engineFlags()...),
+		}, engineFlags()...), map[string][]string{
+			"served-model": {"served-model-name"}, "max-turn-tokens": {"max-tokens"}, "no-tool": {"no-tools"}}),
 		Action: chatAction,
 	}
 }
@@ -52,7 +54,7 @@ func chatAction(c *cli.Context) error {
 		return usererr.New("chat: give exactly one of --model and --endpoint")
 	}
 	if err := firstErr(
-		inRange("--max-tokens", c.Int("max-tokens"), 1, 1<<20),
+		inRange("--max-turn-tokens", c.Int("max-turn-tokens"), 1, 1<<20),
 		inRange("--max-turns", c.Int("max-turns"), 1, 1000),
 	); err != nil {
 		return err
@@ -61,7 +63,7 @@ func chatAction(c *cli.Context) error {
 		return usererr.New("--temperature: must be in 0..10, got %g", t)
 	}
 	var tools []json.RawMessage
-	if !c.Bool("no-tools") {
+	if !c.Bool("no-tool") {
 		tools = []json.RawMessage{chat.PythonTool}
 	}
 	var backend chatBackend
@@ -75,14 +77,14 @@ func chatAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		backend = &localChat{p: p, r: r, maxTokens: c.Int("max-tokens"), temperature: c.Float64("temperature")}
+		backend = &localChat{p: p, r: r, maxTokens: c.Int("max-turn-tokens"), temperature: c.Float64("temperature")}
 	} else {
 		ep, err := newEndpointChat(c.Context, c.String("endpoint"), c.String("served-model"))
 		if err != nil {
 			return err
 		}
 		defer ep.close()
-		ep.tools, ep.maxTokens, ep.temperature = tools, c.Int("max-tokens"), c.Float64("temperature")
+		ep.tools, ep.maxTokens, ep.temperature = tools, c.Int("max-turn-tokens"), c.Float64("temperature")
 		backend = ep
 	}
 	var pool pytool.Tools
@@ -91,7 +93,7 @@ func chatAction(c *cli.Context) error {
 		if c.IsSet("sandbox") {
 			cfg.Sandbox = c.String("sandbox")
 		}
-		if pool, err = startTools(c.Context, c, o, cfg, pytool.BesideEngine(c.String("model") != "")); err != nil {
+		if pool, err = startTools(c.Context, c, o, tooloptions.From(cfg), pytool.BesideEngine(c.String("model") != "")); err != nil {
 			fmt.Fprintf(c.App.ErrWriter, "chat: the Python tool is unavailable (%v); tool calls are shown, not run\n", err)
 			pool = nil
 		} else {

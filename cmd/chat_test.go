@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"gorstar/chat"
-	"gorstar/config"
 	"gorstar/internal/testenv"
 	"gorstar/pytool"
 )
@@ -18,7 +17,7 @@ import (
 func TestChatWithLocalModel(t *testing.T) {
 	dir := initTiny(t)
 	r := runCLIWith(context.Background(), "2+2?\n/reset\nagain\n", "chat", "--model", dir, "--no-tools",
-		"--max-tokens", "4", "--quiet", "--seed", "1")
+		"--max-turn-tokens", "4", "--quiet", "--seed", "1")
 	if r.Code != 0 {
 		t.Fatalf("%+v", r)
 	}
@@ -43,7 +42,7 @@ func (s *scriptedModel) turn(_ context.Context, _ []chat.Message, out io.Writer)
 // A tool call in an assistant turn runs in the sandbox and its output goes back to the model.
 func TestChatLoopRunsToolCalls(t *testing.T) {
 	testenv.Short(t, "starts sandboxed Python")
-	cfg := config.DefaultExec()
+	cfg := pytool.DefaultOptions()
 	cfg.Workers = 1
 	pool, err := pytool.NewPool(context.Background(), cfg)
 	if err != nil {

@@ -68,6 +68,7 @@ func configCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	printWarnings(c, cfg.Warnings())
 	if err := cfg.Validate(); err != nil {
 		if located := config.Locate(err, path, nil); located != err {
 			return located

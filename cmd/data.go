@@ -72,7 +72,7 @@ func dataCommand() *cli.Command {
 				Usage: "drop problems by rule (non-integer answers, duplicates, overlap with evaluation sets), by prompt length, or by a policy's pass rate",
 				Description: "Rules run first, then --max-prompt-tokens (the prompt a rollout starts from, rendered with rollout.template),\n" +
 					"then --max-pass-rate on what is left: each problem is sampled --samples times by --model or --endpoint with eval's\n" +
-					"settings ([eval] temperature, max_tokens, max_turns; strict grading) and kept when its share of correct samples\n" +
+					"settings ([eval] temperature, max_response_tokens, max_turns; strict grading) and kept when its share of correct samples\n" +
 					"is at most F. rStar2's stage 3 keeps problems not solved 8/8: --samples 8 --max-pass-rate 0.875.",
 				Flags:  dataFilterFlags(),
 				Action: dataFilter,

@@ -13,6 +13,7 @@ import (
 	"gorstar/chat"
 	"gorstar/data"
 	"gorstar/eval"
+	"gorstar/eval/metrics"
 	"gorstar/internal/atomicfile"
 	"gorstar/internal/outpath"
 	"gorstar/internal/usererr"
@@ -299,7 +300,7 @@ func (fc *filterChecks) check(ctx context.Context, rows []data.Problem) ([]strin
 
 // passRateLine is a line of --pass-rates.
 type passRateLine struct {
-	eval.PassRate
+	metrics.PassRate
 	Kept bool `json:"kept"`
 }
 

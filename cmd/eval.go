@@ -8,6 +8,7 @@ import (
 	"gorstar/config"
 	"gorstar/engine"
 	"gorstar/eval"
+	"gorstar/eval/metrics"
 	"gorstar/internal/progress"
 )
 
@@ -16,7 +17,7 @@ func evalCommand() *cli.Command {
 		Name: "eval",
 		Usage: "average pass@1 over k samples per problem with the Python tool, natively or on OpenAI-compatible servers; " +
 			"graded strictly and under rStar2's grading; resumable with the same --out",
-		Flags: []cli.Flag{
+		Flags: withRenamed([]cli.Flag{
 			&cli.StringFlag{Name: "model", Usage: "Hugging Face model `DIR` to run natively"},
 			&cli.StringSliceFlag{Name: "endpoint", Usage: "OpenAI-compatible server `URL` (repeatable; instead of --model)"},
 			&cli.StringFlag{Name: "served-model", Usage: "with --endpoint: the model `NAME` the servers list"},
@@ -26,13 +27,13 @@ func evalCommand() *cli.Command {
 			&cli.IntFlag{Name: "samples", Usage: "samples per problem, k (default eval.samples)"},
 			&cli.Float64Flag{Name: "temperature", Usage: "sampling temperature (default eval.temperature)"},
 			&cli.Float64Flag{Name: "top-p", Usage: "nucleus mass, 1 = off (default rollout.top_p)"},
-			&cli.IntFlag{Name: "max-tokens", Usage: "response budget in tokens, tool turns included (default eval.max_tokens)"},
+			&cli.IntFlag{Name: "max-response-tokens", Usage: "response budget in tokens, tool turns included (default eval.max_response_tokens)"},
 			&cli.IntFlag{Name: "max-turns", Usage: "most assistant turns (default eval.max_turns)"},
 			&cli.BoolFlag{Name: "no-tool", Usage: "no tool: one assistant turn, no tool schema in the prompt"},
 			&cli.IntFlag{Name: "limit", Usage: "evaluate only the first `N` problems (default eval.limit, 0 = all)"},
 			&cli.IntFlag{Name: "concurrency", Value: 64, Usage: "samples in flight at once (natively: the engine's batch)"},
 			&cli.IntFlag{Name: "kv-tokens", Usage: "native: KV cache budget in tokens (default 65536, less when over 4 GiB)"},
-		},
+		}, map[string][]string{"max-response-tokens": {"max-tokens"}}),
 		Action: evalAction,
 	}
 }
@@ -54,8 +55,8 @@ func evalAction(c *cli.Context) (err error) {
 	if c.IsSet("temperature") {
 		cfg.Temperature = c.Float64("temperature")
 	}
-	if c.IsSet("max-tokens") {
-		cfg.MaxTokens = c.Int("max-tokens")
+	if c.IsSet("max-response-tokens") {
+		cfg.MaxResponseTokens = c.Int("max-response-tokens")
 	}
 	if c.IsSet("max-turns") {
 		cfg.MaxTurns = c.Int("max-turns")
@@ -102,7 +103,7 @@ func evalAction(c *cli.Context) (err error) {
 		res.MeanResponseTokens, res.ToolCallsPerResponse, res.Out, res.Markdown, res.Manifest)
 	if len(res.Sets) > 1 {
 		fmt.Fprintln(w)
-		eval.WriteSetTable(w, res.Sets)
+		metrics.WriteSetTable(w, res.Sets)
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func TestEvalNativeAndServeAgree(t *testing.T) {
 		lines = append(lines, fmt.Sprintf(`{"id": "q%d", "problem": "What is %d*3?", "answer": "%d"}`, i, i, 3*i))
 	}
 	data := writeEvalProblems(t, dir, "p.jsonl", lines...)
-	common := []string{"eval", "--data", data, "--samples", "4", "--temperature", "0.8", "--max-tokens", "600",
+	common := []string{"eval", "--data", data, "--samples", "4", "--temperature", "0.8", "--max-response-tokens", "600",
 		"--seed", "11", "--json", "--quiet"}
 	native := runCLI(t, append(common, "--model", model, "--out", filepath.Join(dir, "native.parquet"))...)
 	if native.Code != 0 {
@@ -127,7 +127,7 @@ func TestEvalNativeAndServeAgree(t *testing.T) {
 	// Without --tokenizer: text mode, recorded in the manifest, with its one-line warning; the
 	// same samples and grading, token counts from the server's usage.
 	textOut := filepath.Join(dir, "text.parquet")
-	text := runCLI(t, "eval", "--data", data, "--samples", "4", "--temperature", "0.8", "--max-tokens", "600",
+	text := runCLI(t, "eval", "--data", data, "--samples", "4", "--temperature", "0.8", "--max-response-tokens", "600",
 		"--seed", "11", "--endpoint", url, "--served-model", "tiny", "--concurrency", "3", "--out", textOut)
 	if text.Code != 0 || strings.Count(text.Stderr, "text mode") != 1 || !strings.Contains(text.Stderr, "training (rollout, rl) needs token mode") {
 		t.Fatalf("text mode: %+v", text)
@@ -184,7 +184,7 @@ func TestEvalBadInput(t *testing.T) {
 			"exec.endpoints: none of the 1 servers answers (" + down},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := runCLI(t, append([]string{"eval", "--out", out, "--max-tokens", "8"}, c.args...)...)
+			r := runCLI(t, append([]string{"eval", "--out", out, "--max-response-tokens", "8"}, c.args...)...)
 			if r.Code != 1 || !strings.Contains(r.Stderr, c.want) || strings.Count(r.Stderr, "\n") != 1 {
 				t.Errorf("exit %d, stderr %q; want 1 and one line with %q", r.Code, r.Stderr, c.want)
 			}
@@ -204,7 +204,7 @@ func TestEvalSeveralSetsCLI(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	gsm, amc := "../data/testdata/public/gsm8k/test.jsonl", "../data/testdata/public/amc23/test.jsonl"
-	common := []string{"eval", "--model", model, "--samples", "1", "--max-tokens", "16", "--json"}
+	common := []string{"eval", "--model", model, "--samples", "1", "--max-response-tokens", "16", "--json"}
 	cfg := filepath.Join(dir, "sets.toml")
 	if err := os.WriteFile(cfg, []byte("[[eval.sets]]\ndata = \""+gsm+"\"\n[[eval.sets]]\nname = \"amc\"\ndata = \""+amc+"\"\n"), 0o644); err != nil {
 		t.Fatal(err)

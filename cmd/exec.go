@@ -14,8 +14,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"gorstar/config"
 	"gorstar/internal/progress"
+	"gorstar/internal/tooloptions"
 	"gorstar/internal/usererr"
 	"gorstar/pytool"
 )
@@ -36,7 +36,7 @@ func execCommand() *cli.Command {
 					&cli.StringFlag{Name: "stdin", Usage: "standard input of the code"},
 					&cli.StringFlag{Name: "timeout", Usage: "wall-clock limit, e.g. 4s (default exec.timeout)"},
 					&cli.StringFlag{Name: "memory", Usage: "address space above the warm worker, e.g. 384MB or 1GB (default exec.memory_mb)"},
-					&cli.IntFlag{Name: "max-chars", Usage: "cut the printed response to `N` characters (default exec.tool_text_chars; 0 = no cut)"},
+					&cli.IntFlag{Name: "max-chars", Usage: "cut the printed response to `N` characters (default rollout.tool_text_chars; 0 = no cut)"},
 					sandboxFlag,
 				},
 				Action: execRun,
@@ -71,18 +71,18 @@ func execCommand() *cli.Command {
 	}
 }
 
-// execConfig resolves the [exec] section with this command's overrides.
-func execConfig(c *cli.Context) (Options, config.Exec, error) {
+// execConfig resolves the [exec] section with this command's overrides into the tool's options.
+func execConfig(c *cli.Context) (Options, pytool.Options, error) {
 	o, err := globalOptions(c)
 	if err != nil {
-		return o, config.Exec{}, err
+		return o, pytool.Options{}, err
 	}
 	cfg, err := execConfigOf(c, o)
 	return o, cfg, err
 }
 
 // execConfigOf is execConfig for a command that has its global options already.
-func execConfigOf(c *cli.Context, o Options) (config.Exec, error) {
+func execConfigOf(c *cli.Context, o Options) (pytool.Options, error) {
 	cfg := o.Config.Exec
 	if c.IsSet("sandbox") {
 		cfg.Sandbox = c.String("sandbox")
@@ -91,16 +91,16 @@ func execConfigOf(c *cli.Context, o Options) (config.Exec, error) {
 		cfg.Workers = c.Int("workers")
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, usererr.Wrap(err)
+		return pytool.Options{}, usererr.Wrap(err)
 	}
 	if err := checkWorkers(cfg.Workers); err != nil {
-		return cfg, err
+		return pytool.Options{}, err
 	}
-	return cfg, nil
+	return tooloptions.From(cfg), nil
 }
 
 // startPool starts the pool and says loudly when code runs without isolation.
-func startPool(ctx context.Context, c *cli.Context, o Options, cfg config.Exec, opts ...pytool.PoolOption) (*pytool.Pool, error) {
+func startPool(ctx context.Context, c *cli.Context, o Options, cfg pytool.Options, opts ...pytool.PoolOption) (*pytool.Pool, error) {
 	bar := progress.New(int64(pytool.PoolSize(cfg)), "exec: starting workers",
 		progress.Options{Out: c.App.ErrWriter, Quiet: o.Quiet, TerminalOnly: true})
 	t0 := time.Now()
@@ -129,7 +129,7 @@ func startPool(ctx context.Context, c *cli.Context, o Options, cfg config.Exec, 
 
 // startTools connects to the exec serve nodes of exec.endpoints when it names any (warning about
 // those that do not answer), else starts a pool of workers here (startPool, with opts).
-func startTools(ctx context.Context, c *cli.Context, o Options, cfg config.Exec, opts ...pytool.PoolOption) (pytool.Tools, error) {
+func startTools(ctx context.Context, c *cli.Context, o Options, cfg pytool.Options, opts ...pytool.PoolOption) (pytool.Tools, error) {
 	if len(cfg.Endpoints) == 0 {
 		p, err := startPool(ctx, c, o, cfg, opts...)
 		if err != nil {
@@ -205,7 +205,7 @@ func execRun(c *cli.Context) error {
 	if o.JSON {
 		return printJSON(c, res)
 	}
-	max := cfg.ToolTextChars
+	max := o.Config.Rollout.ToolTextChars
 	if c.IsSet("max-chars") {
 		max = c.Int("max-chars")
 	}
@@ -276,7 +276,7 @@ func execBench(c *cli.Context) error {
 	if c.Duration("timeout") <= 0 {
 		return usererr.New("exec bench --timeout: must be positive, got %s", c.Duration("timeout"))
 	}
-	cfg.Timeout = config.D(c.Duration("timeout"))
+	cfg.Timeout = c.Duration("timeout")
 	ctx := c.Context
 	workloads := strings.Split(c.String("workload"), ",")
 	for i, wl := range workloads {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"gorstar/config"
 	"gorstar/internal/testenv"
 	"gorstar/pytool"
 )
@@ -27,7 +26,7 @@ type execNode struct {
 func startExecNode(t *testing.T, workers int) *execNode {
 	t.Helper()
 	needSandbox(t)
-	cfg := config.DefaultExec()
+	cfg := pytool.DefaultOptions()
 	cfg.Workers, cfg.Modules = workers, []string{"math"}
 	if s := os.Getenv("GORSTAR_TEST_SANDBOX"); s != "" {
 		cfg.Sandbox = s
@@ -75,7 +74,7 @@ func TestRolloutToolsOnExecNodes(t *testing.T) {
 		}
 		a.kill()
 	}()
-	r := runCLI(t, "rollout", "bench", "--preset", "tiny", "--tool-sleep", "20ms", "--rollouts", "16",
+	r := runCLI(t, "rollout", "bench", "--preset", "tiny", "--tool-sleep", "20ms", "--trajectories", "16",
 		"--concurrency", "8", "--threads", "2", "--json", "--set", `exec.endpoints=["`+a.srv.URL+`", "`+b.srv.URL+`"]`)
 	<-done
 	if r.Code != 0 {
@@ -93,7 +92,7 @@ func TestRolloutToolsOnExecNodes(t *testing.T) {
 	t.Logf("%v tool calls; requests: node a %d (killed after 4), node b %d", calls, a.calls.Load(), b.calls.Load())
 
 	// Every node down: one line naming exec.endpoints and the nodes, exit 1.
-	r = runCLI(t, "rollout", "bench", "--preset", "tiny", "--rollouts", "4", "--concurrency", "2", "--json",
+	r = runCLI(t, "rollout", "bench", "--preset", "tiny", "--trajectories", "4", "--concurrency", "2", "--json",
 		"--set", `exec.endpoints=["`+a.srv.URL+`"]`)
 	if r.Code != 1 || !strings.Contains(r.Stderr, "exec.endpoints: none of the 1 servers answers ("+a.srv.URL) ||
 		strings.Count(r.Stderr, "\n") != 1 {

@@ -1,7 +1,7 @@
 package cmd
 
 import (
-	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -9,6 +9,7 @@ import (
 
 	"gorstar/config"
 	"gorstar/dist"
+	"gorstar/internal/plainjson"
 	"gorstar/internal/progress"
 	"gorstar/internal/usererr"
 )
@@ -95,6 +96,7 @@ func globalOptions(c *cli.Context) (Options, error) {
 			overridden = append(overridden, strings.TrimSpace(key))
 		}
 	}
+	printWarnings(c, cfg.Warnings())
 	if ctx := setIn(c, "seed"); ctx != nil {
 		cfg.Run.Seed = ctx.Int64("seed")
 		overridden = append(overridden, "run.seed")
@@ -115,6 +117,13 @@ func globalOptions(c *cli.Context) (Options, error) {
 	return o, nil
 }
 
+// printWarnings writes one "gorstar: warning: …" line on stderr for each of warnings.
+func printWarnings(c *cli.Context, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(c.App.ErrWriter, "gorstar: warning: %s\n", w)
+	}
+}
+
 // Progress starts a progress bar on stderr honouring --quiet and --json.
 func (o Options) Progress(total int64, desc string) *progress.Bar {
 	return progress.New(total, desc, progress.Options{Quiet: o.Quiet})
@@ -122,9 +131,7 @@ func (o Options) Progress(total int64, desc string) *progress.Bar {
 
 // printJSON writes v as one JSON object on one line of stdout.
 func printJSON(c *cli.Context, v any) error {
-	enc := json.NewEncoder(c.App.Writer)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return plainjson.NewEncoder(c.App.Writer).Encode(v)
 }
 
 // oneArg returns the single positional argument of a command, or a usage error naming what it is.

@@ -17,6 +17,7 @@ import (
 	"gorstar/internal/atomicfile"
 	"gorstar/internal/jsonerr"
 	"gorstar/internal/outpath"
+	"gorstar/internal/plainjson"
 	"gorstar/internal/usererr"
 	"gorstar/reward"
 )
@@ -244,8 +245,7 @@ func gradeAll(lines []*gradeLine, threads int, done func(int)) {
 
 func writeGradeLines(w io.Writer, lines []*gradeLine) error {
 	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
+	enc := plainjson.NewEncoder(bw)
 	for _, l := range lines {
 		l.fields["correct"] = mustJSON(l.result.Correct)
 		l.fields["extracted"] = mustJSON(l.result.Extracted)

@@ -12,9 +12,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"gorstar/chat"
-	"gorstar/config"
 	"gorstar/data"
 	"gorstar/engine"
+	"gorstar/internal/tooloptions"
 	"gorstar/internal/usererr"
 	"gorstar/model"
 	"gorstar/pytool"
@@ -30,40 +30,40 @@ func rolloutCommand() *cli.Command {
 			"(inspect a model's behaviour, make candidate SFT data)",
 		UsageText: "gorstar rollout (--model DIR | --endpoint URL … --served-model NAME --tokenizer DIR) " +
 			"--data FILE --samples N --out traces.parquet [--jsonl traces.jsonl]",
-		Flags: slices.Concat([]cli.Flag{
+		Flags: withRenamed(slices.Concat([]cli.Flag{
 			&cli.StringFlag{Name: "model", Usage: "Hugging Face model `DIR` to roll out with the in-process engine"},
 		}, endpointFlags("instead of --model"), []cli.Flag{
 			&cli.StringFlag{Name: "tokenizer", Usage: "tokenizer `DIR` of the served model (with --endpoint)"},
 			&cli.IntFlag{Name: "concurrency", Usage: "trajectories in flight at once (with --endpoint: completions in flight over all servers)",
 				DefaultText: "--max-seqs natively, 64 on endpoints"},
 			&cli.StringFlag{Name: "data", Usage: "problems table `FILE` (.parquet or .jsonl with problem and answer)"},
-			&cli.IntFlag{Name: "samples", Value: 1, Usage: "rollouts per problem (a GRPO group)"},
+			&cli.IntFlag{Name: "samples", Value: 1, Usage: "trajectories per problem (a GRPO group)"},
 			&cli.StringFlag{Name: "out", Usage: "traces `FILE` (.parquet), written when every rollout is done; until then finished " +
 				"trajectories are kept beside it (t.partial.jsonl for t.parquet) and the same command run again resumes; t.manifest.json records the settings of the traces"},
 			&cli.StringFlag{Name: "jsonl", Usage: "also write the traces as JSON lines to `FILE` (for people)"},
 			&cli.IntFlag{Name: "max-turns", Usage: "assistant turns per rollout at most", DefaultText: "rollout.max_turns"},
-			&cli.IntFlag{Name: "max-tokens", Usage: "response budget: generated plus tool tokens", DefaultText: "the first RL stage's max_response_tokens"},
+			&cli.IntFlag{Name: "max-response-tokens", Usage: "response budget: generated plus tool tokens", DefaultText: "the first RL stage's max_response_tokens"},
 			&cli.Float64Flag{Name: "temperature", Usage: "sampling temperature", DefaultText: "rollout.temperature"},
 			rolloutSandboxFlag(),
 			&cli.IntFlag{Name: "workers", Usage: "warm sandbox workers (overrides exec.workers; 0 = 2 per core; unused with exec.endpoints)"},
-		}, engineFlags()),
+		}, engineFlags()), map[string][]string{"max-response-tokens": {"max-tokens"}}),
 		Action: rolloutAction,
 		Subcommands: []*cli.Command{{
 			Name: "bench",
 			Usage: "the same rollouts with overlapped and with naive tool scheduling, then plain generation " +
 				"of as many tokens (the ceiling), on a random model whose turns the bench scripts",
-			Flags: []cli.Flag{
+			Flags: withRenamed([]cli.Flag{
 				&cli.StringFlag{Name: "preset", Value: "tiny", Usage: "random model preset: tiny or small"},
 				&cli.DurationFlag{Name: "tool-sleep", Value: 200 * time.Millisecond, Usage: "how long each tool call sleeps"},
 				&cli.BoolFlag{Name: "role-words", Value: true, Usage: "the model's byte-level tokenizer gives the chat roles (system, user, " +
 					"assistant) one token each, as Qwen3's does: a tool turn around a one-character result is 16 tokens (Qwen3: 18, byte by byte: 27); " +
 					"false spells them byte by byte"},
-				&cli.IntFlag{Name: "rollouts", Value: rollout.DefaultBenchOptions().Rollouts, Usage: "trajectories"},
+				&cli.IntFlag{Name: "trajectories", Value: rollout.DefaultBenchOptions().Rollouts, Usage: "trajectories to generate"},
 				&cli.IntFlag{Name: "concurrency", Value: rollout.DefaultBenchOptions().Concurrency, Usage: "trajectories in flight at most"},
 				rolloutSandboxFlag(),
 				&cli.IntFlag{Name: "workers", Usage: "sandbox workers (default: --concurrency, so tools never queue; unused with exec.endpoints)"},
 				&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run the three measurements `N` times in turn and report medians (a shared machine's speed drifts)"},
-			},
+			}, map[string][]string{"trajectories": {"rollouts"}}),
 			Action: rolloutBench,
 		}},
 	}
@@ -166,7 +166,7 @@ func rolloutAction(c *cli.Context) error {
 
 // rolloutRun rolls out what the checkpoint lacks (nothing, with no sandbox started, when it lacks
 // nothing), keeping each trajectory in it as it finishes.
-func rolloutRun(c *cli.Context, o Options, p *rollout.Policy, execCfg config.Exec, opts rollout.Options,
+func rolloutRun(c *cli.Context, o Options, p *rollout.Policy, execCfg pytool.Options, opts rollout.Options,
 	problems []data.Problem, ck *rollout.Checkpoint) ([]rollout.Trajectory, rollout.Summary, error) {
 	if len(ck.Done) == len(problems)*opts.Samples {
 		return nil, rollout.Summary{}, nil
@@ -283,8 +283,8 @@ func rolloutOptions(c *cli.Context, o Options) (rollout.Options, error) {
 	if c.IsSet("max-turns") {
 		opts.MaxTurns = c.Int("max-turns")
 	}
-	if c.IsSet("max-tokens") {
-		opts.MaxResponseTokens = c.Int("max-tokens")
+	if c.IsSet("max-response-tokens") {
+		opts.MaxResponseTokens = c.Int("max-response-tokens")
 	}
 	if c.IsSet("temperature") {
 		opts.Temperature = c.Float64("temperature")
@@ -293,7 +293,7 @@ func rolloutOptions(c *cli.Context, o Options) (rollout.Options, error) {
 	case opts.MaxTurns < 1:
 		return opts, usererr.New("rollout: --max-turns must be ≥ 1, got %d", opts.MaxTurns)
 	case opts.MaxResponseTokens < 1:
-		return opts, usererr.New("rollout: --max-tokens must be ≥ 1, got %d", opts.MaxResponseTokens)
+		return opts, usererr.New("rollout: --max-response-tokens must be ≥ 1, got %d", opts.MaxResponseTokens)
 	case opts.Temperature < 0:
 		return opts, usererr.New("rollout: --temperature must be ≥ 0, got %g", opts.Temperature)
 	}
@@ -312,10 +312,10 @@ func rolloutBench(c *cli.Context) error {
 		return err
 	}
 	bo := rollout.DefaultBenchOptions()
-	bo.ToolSleep, bo.Rollouts, bo.Concurrency, bo.Seed = c.Duration("tool-sleep"), c.Int("rollouts"), c.Int("concurrency"), uint64(o.Seed)
+	bo.ToolSleep, bo.Rollouts, bo.Concurrency, bo.Seed = c.Duration("tool-sleep"), c.Int("trajectories"), c.Int("concurrency"), uint64(o.Seed)
 	bo.Repeats, bo.ToolSessions = c.Int("repeat"), o.Config.Rollout.ToolSessions
 	if bo.Rollouts < 1 || bo.Concurrency < 1 || bo.ToolSleep < 0 || bo.Repeats < 1 {
-		return usererr.New("rollout bench: --rollouts, --concurrency and --repeat must be ≥ 1 and --tool-sleep ≥ 0")
+		return usererr.New("rollout bench: --trajectories, --concurrency and --repeat must be ≥ 1 and --tool-sleep ≥ 0")
 	}
 	if err := initKernels(o); err != nil {
 		return err
@@ -340,7 +340,7 @@ func rolloutBench(c *cli.Context) error {
 	if err := cfg.Validate(); err != nil {
 		return usererr.Wrap(err)
 	}
-	pool, err := startTools(c.Context, c, o, cfg, pytool.BesideEngine(true))
+	pool, err := startTools(c.Context, c, o, tooloptions.From(cfg), pytool.BesideEngine(true))
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func TestRolloutWritesTraces(t *testing.T) {
 	problems := writeFile(t, dir, "p.jsonl", `{"problem":"What is 1+1?","answer":"2"}`+"\n"+`{"problem":"What is 2+3?","answer":"5"}`+"\n")
 	out, jsonl := filepath.Join(dir, "t.parquet"), filepath.Join(dir, "t.jsonl")
 	r := runCLI(t, "rollout", "--model", model, "--data", problems, "--samples", "2", "--out", out, "--jsonl", jsonl,
-		"--max-tokens", "24", "--max-turns", "2", "--workers", "2", "--seed", "3", "--json")
+		"--max-response-tokens", "24", "--max-turns", "2", "--workers", "2", "--seed", "3", "--json")
 	if r.Code != 0 && strings.Contains(r.Stderr, "sandbox") {
 		testenv.Skip(t, "a Python sandbox", strings.TrimSpace(r.Stderr), "apt-get install bubblewrap, or allow unprivileged user namespaces")
 	}
@@ -129,7 +129,7 @@ func TestRolloutThroughServe(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	problems := writeFile(t, dir, "p.jsonl", `{"problem":"What is 1+1?","answer":"2"}`+"\n"+`{"problem":"What is 2+3?","answer":"5"}`+"\n")
-	common := []string{"rollout", "--data", problems, "--samples", "3", "--max-tokens", "24", "--max-turns", "1",
+	common := []string{"rollout", "--data", problems, "--samples", "3", "--max-response-tokens", "24", "--max-turns", "1",
 		"--temperature", "0.8", "--workers", "2", "--seed", "5", "--json", "--quiet"}
 	native := runCLI(t, append(common, "--model", model, "--out", filepath.Join(dir, "n.parquet"), "--jsonl", filepath.Join(dir, "n.jsonl"))...)
 	if native.Code != 0 && strings.Contains(native.Stderr, "sandbox") {
@@ -185,7 +185,7 @@ func readTraces(t *testing.T, path string) []rollout.Trajectory {
 // The bench runs end to end on a few rollouts and reports the issue's fields.
 func TestRolloutBenchJSON(t *testing.T) {
 	testenv.Short(t, "a bench run as a test")
-	r := runCLI(t, "rollout", "bench", "--preset", "tiny", "--tool-sleep", "1ms", "--rollouts", "8",
+	r := runCLI(t, "rollout", "bench", "--preset", "tiny", "--tool-sleep", "1ms", "--trajectories", "8",
 		"--concurrency", "4", "--threads", "2", "--json")
 	if r.Code != 0 && strings.Contains(r.Stderr, "sandbox") {
 		testenv.Skip(t, "a Python sandbox", strings.TrimSpace(r.Stderr), "apt-get install bubblewrap, or allow unprivileged user namespaces")
@@ -224,7 +224,7 @@ func TestRolloutResumesAfterInterrupt(t *testing.T) {
 	problems := writeFile(t, dir, "p.jsonl", lines.String())
 	args := func(out string) []string {
 		return []string{"rollout", "--model", model, "--data", problems, "--samples", "4", "--out", out,
-			"--jsonl", strings.TrimSuffix(out, ".parquet") + ".jsonl", "--max-tokens", "40", "--max-turns", "2",
+			"--jsonl", strings.TrimSuffix(out, ".parquet") + ".jsonl", "--max-response-tokens", "40", "--max-turns", "2",
 			"--temperature", "1", "--concurrency", "2", "--workers", "2", "--seed", "11", "--json", "--quiet"}
 	}
 	full := runCLI(t, args(filepath.Join(dir, "full.parquet"))...)

@@ -33,12 +33,12 @@ func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "serve a model over an OpenAI-compatible HTTP API (/v1/completions, /v1/chat/completions, /v1/models)",
-		Flags: append([]cli.Flag{
+		Flags: withRenamed(append([]cli.Flag{
 			&cli.StringFlag{Name: "model", Required: true, Usage: "Hugging Face model `DIR`"},
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8000", Usage: "address to listen on (loopback by default)"},
-			&cli.StringFlag{Name: "served-model-name", Aliases: []string{"served-model"}, Usage: "model id clients use (default: the directory's name)"},
+			&cli.StringFlag{Name: "served-model", Usage: "model id clients use (default: the directory's name)"},
 			&cli.IntFlag{Name: "max-waiting", Value: 1024, Usage: "requests queued for KV memory before answering 429 (0 = no limit)"},
-		}, engineFlags()...),
+		}, engineFlags()...), map[string][]string{"served-model": {"served-model-name"}}),
 		Action: serveAction,
 	}
 }
@@ -135,7 +135,7 @@ func serveAction(c *cli.Context) error {
 		return err
 	}
 	defer p.Close()
-	name := c.String("served-model-name")
+	name := c.String("served-model")
 	if name == "" {
 		name = filepath.Base(filepath.Clean(dir))
 	}

@@ -38,7 +38,7 @@ func TestServeAndChatEndpoint(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	r := runCLIWith(ctx, "hello\n/exit\n", "chat", "--endpoint", url, "--no-tools", "--max-tokens", "5", "--quiet")
+	r := runCLIWith(ctx, "hello\n/exit\n", "chat", "--endpoint", url, "--no-tool", "--max-turn-tokens", "5", "--quiet")
 	if r.Code != 0 {
 		t.Fatalf("chat: %+v", r)
 	}

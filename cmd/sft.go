@@ -149,15 +149,15 @@ func sftBenchCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "bench",
 		Usage: "SFT training throughput on real conversations next to `model bench --train` at the same tokens per step",
-		Flags: []cli.Flag{
+		Flags: withRenamed([]cli.Flag{
 			&cli.StringFlag{Name: "model", Usage: "model `DIR` (or --preset)"},
 			&cli.StringFlag{Name: "preset", Usage: "random-init preset with the byte tokenizer: tiny or small"},
 			&cli.StringFlag{Name: "data", Usage: "conversations `FILE` (default: --conversations synthetic ones, `data synth --sft`)"},
 			&cli.IntFlag{Name: "conversations", Value: 64, Usage: "synthetic conversations to generate without --data"},
-			&cli.IntFlag{Name: "tokens-per-step", Value: 4096, Usage: "tokens per SFT step; model bench runs tokens-per-step/seq rows of --seq"},
+			&cli.IntFlag{Name: "batch-tokens", Value: 4096, Usage: "tokens per SFT step; model bench runs batch-tokens/seq rows of --seq"},
 			&cli.IntFlag{Name: "seq", Usage: "model bench row length (default 256 on tiny, 512 otherwise, as `model bench`)"},
 			&cli.IntFlag{Name: "steps", Value: 3, Usage: "timed steps of each (after one warm-up step)"},
-		},
+		}, map[string][]string{"batch-tokens": {"tokens-per-step"}}),
 		Action: sftBench,
 	}
 }
@@ -170,8 +170,8 @@ func sftBench(c *cli.Context) error {
 	if c.IsSet("model") == c.IsSet("preset") {
 		return usererr.New("sft bench: give exactly one of --model and --preset")
 	}
-	if c.Int("tokens-per-step") < 2 || c.Int("steps") < 1 || c.Int("conversations") < 1 {
-		return usererr.New("sft bench: want --tokens-per-step ≥ 2, --steps ≥ 1, --conversations ≥ 1")
+	if c.Int("batch-tokens") < 2 || c.Int("steps") < 1 || c.Int("conversations") < 1 {
+		return usererr.New("sft bench: want --batch-tokens ≥ 2, --steps ≥ 1, --conversations ≥ 1")
 	}
 	if err := initKernels(o); err != nil {
 		return err
@@ -206,7 +206,7 @@ func sftBench(c *cli.Context) error {
 		seq = c.Int("seq")
 	}
 	res, err := sft.BenchmarkThroughput(c.Context, m, ex, sft.BenchOptions{
-		TokensPerStep: c.Int("tokens-per-step"), SeqLen: seq, Steps: c.Int("steps"), Seed: uint64(o.Seed)})
+		TokensPerStep: c.Int("batch-tokens"), SeqLen: seq, Steps: c.Int("steps"), Seed: uint64(o.Seed)})
 	if err != nil {
 		return err
 	}

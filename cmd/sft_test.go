@@ -91,7 +91,7 @@ func TestSFTBadInput(t *testing.T) {
 
 func TestSFTBench(t *testing.T) {
 	testenv.Short(t, "a bench run as a test")
-	r := runCLI(t, "sft", "bench", "--preset", "tiny", "--steps", "1", "--conversations", "8", "--tokens-per-step", "1024", "--threads", "2", "--json")
+	r := runCLI(t, "sft", "bench", "--preset", "tiny", "--steps", "1", "--conversations", "8", "--batch-tokens", "1024", "--threads", "2", "--json")
 	if r.Code != 0 {
 		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}

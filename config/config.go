@@ -5,11 +5,10 @@
 // The command line resolves Default ← file ← --set ← explicit global flags, validates, and passes
 // the sections down. Who may import this package:
 //
-//   - Stage packages (sft, rl, eval, train, rollout) and service packages (exec, which takes
-//     config.Exec) take their section struct.
-//   - Library packages — model, engine, reward, data, chat, tokenizer, kernels, safetensors, serve —
-//     take their own options types and never import config; cmd and the stages translate a
-//     section into those options. TestLibrariesDoNotImportConfig enforces this with `go list -deps`.
+//   - Stage packages (sft, rl, eval, train, rollout) take their section struct.
+//   - Library packages — model, engine, reward, data, chat, tokenizer, kernels, safetensors, serve,
+//     pytool — take their own options types and never import config; cmd and the stages translate a
+//     section into those options (config.Exec into pytool.Options in internal/tooloptions alone). TestLibrariesDoNotImportConfig enforces this with `go list -deps`.
 package config
 
 import (
@@ -26,6 +25,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"gorstar/internal/suggest"
 	"gorstar/internal/usererr"
 )
 
@@ -40,6 +40,8 @@ type Config struct {
 	SFT     SFT     `toml:"sft" comment:"Non-reasoning supervised warm-up."`
 	RL      RL      `toml:"rl" comment:"GRPO-RoC reinforcement learning."`
 	Eval    Eval    `toml:"eval" comment:"Evaluation: average pass@1 over k samples."`
+
+	warnings []string // keys given under an old name (Warnings)
 }
 
 // Default returns the built-in configuration: the laptop quickstart.
@@ -88,6 +90,9 @@ func Load(path string) (Config, error) {
 func Decode(cfg *Config, name string, raw []byte) error {
 	err := strictDecode(cfg, raw)
 	if err == nil {
+		ls := keyLines(raw)
+		cfg.dropShadowed(name, ls)
+		cfg.moveRenamed(func(old string) string { return fmt.Sprintf("%s:%d", name, ls.lineOf(old)) })
 		return nil
 	}
 	var strict *toml.StrictMissingError
@@ -174,7 +179,7 @@ func collectKeys(t reflect.Type, prefix string, out *[]string) {
 	}
 	for i := 0; i < t.NumField(); i++ {
 		name, ok := tomlName(t.Field(i))
-		if !ok {
+		if !ok || isRenamed(t.Field(i)) {
 			continue
 		}
 		p := name
@@ -208,18 +213,21 @@ func suggestKey(root reflect.Type, path []string) string {
 		return ""
 	}
 	bad := path[len(path)-1]
-	best, bestDist := "", 1<<30
+	best, bestDist, renamedTo := "", 1<<30, ""
 	for i := 0; i < t.NumField(); i++ {
 		name, ok := tomlName(t.Field(i))
 		if !ok {
 			continue
 		}
-		if d := editDistance(bad, name); d < bestDist {
-			best, bestDist = name, d
+		if d := suggest.Distance(bad, name); d < bestDist {
+			best, bestDist, renamedTo = name, d, t.Field(i).Tag.Get("renamed")
 		}
 	}
-	if best == "" || bestDist > max(2, len(bad)/3) {
+	if best == "" || !suggest.Near(bad, bestDist) {
 		return ""
+	}
+	if renamedTo != "" { // close to an old name: suggest the new one
+		return renamedTo
 	}
 	return strings.Join(append(append([]string{}, path[:len(path)-1]...), best), ".")
 }
@@ -246,26 +254,6 @@ func fieldByTOMLName(t reflect.Type, name string) (reflect.StructField, bool) {
 		}
 	}
 	return reflect.StructField{}, false
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 var typeMismatch = regexp.MustCompile(`cannot decode TOML (\w+) into struct field \S+ of type (\S+)`)

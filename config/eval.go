@@ -4,13 +4,16 @@ import "fmt"
 
 // Eval configures evaluation: average pass@1 over Samples per problem.
 type Eval struct {
-	Samples     int     `toml:"samples" comment:"Samples per problem, k (rStar2: 16)."`
-	Temperature float64 `toml:"temperature" comment:"Sampling temperature (rStar2: 0.6)."`
-	MaxTurns    int     `toml:"max_turns" comment:"Most assistant turns (rStar2: 30)."`
-	MaxTokens   int     `toml:"max_tokens" comment:"Response budget in tokens (rStar2: 30K)."`
-	Limit       int     `toml:"limit" comment:"Evaluate only the first N problems (0 = all)."`
+	Samples           int     `toml:"samples" comment:"Samples per problem, k (rStar2: 16)."`
+	Temperature       float64 `toml:"temperature" comment:"Sampling temperature (rStar2: 0.6)."`
+	MaxTurns          int     `toml:"max_turns" comment:"Most assistant turns (rStar2: 30)."`
+	MaxResponseTokens int     `toml:"max_response_tokens" comment:"Response budget in tokens, tool responses included (rStar2: 30K)."`
+	Limit             int     `toml:"limit" comment:"Evaluate only the first N problems (0 = all)."`
 	// Sets are benchmarks evaluated together, one row each in the results (the paper's table).
 	Sets []EvalSet `toml:"sets" comment:"Benchmarks evaluated together, one row each ([[eval.sets]] name, data): gorstar eval without --data, and the held-out problems of gorstar train when data.eval is empty."`
+
+	// Deprecated: the response budget is eval.max_response_tokens.
+	MaxTokens *int `toml:"max_tokens,omitempty" renamed:"eval.max_response_tokens"`
 }
 
 // EvalSet is one benchmark: a name for its row and the file holding it (any layout data import
@@ -21,7 +24,7 @@ type EvalSet struct {
 }
 
 func DefaultEval() Eval {
-	return Eval{Samples: 4, Temperature: 0.6, MaxTurns: 4, MaxTokens: 512, Limit: 50}
+	return Eval{Samples: 4, Temperature: 0.6, MaxTurns: 4, MaxResponseTokens: 512, Limit: 50}
 }
 
 func (e Eval) Validate() error {
@@ -29,7 +32,7 @@ func (e Eval) Validate() error {
 		atLeast("eval.samples", e.Samples, 1),
 		between("eval.temperature", e.Temperature, 0, 10),
 		atLeast("eval.max_turns", e.MaxTurns, 1),
-		atLeast("eval.max_tokens", e.MaxTokens, 8),
+		atLeast("eval.max_response_tokens", e.MaxResponseTokens, 8),
 		atLeast("eval.limit", e.Limit, 0),
 		e.validateSets(),
 	)

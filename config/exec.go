@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Exec configures the sandboxed Python tool (package pytool): the warm pool, the sandbox and the
-// per-call limits. Defaults follow rStar2's code environment (4 s, 384 MB, 1000 characters).
+// Exec configures the sandboxed Python tool (package pytool, whose Options internal/tooloptions
+// makes of it): the warm pool, the sandbox and the per-call limits. Defaults follow rStar2's code environment (4 s, 384 MB, 1000 characters).
 type Exec struct {
 	Workers           int      `toml:"workers" comment:"Warm Python workers, one call each at a time (0 = 2 per core)."`
 	Python            string   `toml:"python" comment:"Interpreter; resolved to its real path (shims are followed)."`
@@ -21,12 +21,14 @@ type Exec struct {
 	TmpMB             int      `toml:"tmp_mb" comment:"Size of each worker's private /tmp (memory); a call that fills it gets 'No space left on device'."`
 	OutputChars       int      `toml:"output_chars" comment:"stdout and stderr are each cut to this many characters (first half + last half)."`
 	MaxOutputBytes    int      `toml:"max_output_bytes" comment:"A call printing more than this is killed (status output_limit)."`
-	ToolTextChars     int      `toml:"tool_text_chars" comment:"The tool response the model sees is cut to this many characters (0 = no cut)."`
 	SessionIdle       Duration `toml:"session_idle" comment:"A session's interpreter ends after this long without a call."`
 	SessionsPerWorker int      `toml:"sessions_per_worker" comment:"Live sessions per worker; the least recently used one ends past this."`
 	QueueSize         int      `toml:"queue_size" comment:"Calls waiting for a worker; past this, exec serve answers 429."`
 	Endpoints         []string `toml:"endpoints" comment:"gorstar exec serve nodes (http://HOST:PORT) that run the tool calls of rollout, rl, eval, train and chat, each call to the node with the fewest calls outstanding; empty = workers on this machine. With endpoints, each node applies its own limits and sandbox (the keys above, as that node was started with); exec serve, run and bench always use their own workers."`
 	Priority          string   `toml:"priority" comment:"CPU priority of the workers and their calls: auto, normal or idle. idle: Linux SCHED_IDLE in an autogroup of nice 19, so the calls run on cores a model decoding on the same machine leaves free instead of stalling its steps; the time a call waits for a core does not count toward exec.timeout (up to 10 times the limit). auto: idle where gorstar decodes on this machine beside the calls (rollout, rl, eval, train, chat on a local model), normal elsewhere (exec serve, exec run, remote endpoints)."`
+
+	// Deprecated: the cut of the tool response the model sees is rollout.tool_text_chars.
+	ToolTextChars *int `toml:"tool_text_chars,omitempty" renamed:"rollout.tool_text_chars"`
 }
 
 // DefaultModules are imported by every worker when installed.
@@ -46,7 +48,6 @@ func DefaultExec() Exec {
 		TmpMB:             256,
 		OutputChars:       1000,
 		MaxOutputBytes:    1 << 20,
-		ToolTextChars:     256,
 		SessionIdle:       D(5 * time.Minute),
 		SessionsPerWorker: 32,
 		QueueSize:         4096,
@@ -67,7 +68,6 @@ func (e Exec) Validate() error {
 		atLeast("exec.tmp_mb", e.TmpMB, 1),
 		atLeast("exec.output_chars", e.OutputChars, 1),
 		atLeast("exec.max_output_bytes", e.MaxOutputBytes, 1024),
-		atLeast("exec.tool_text_chars", e.ToolTextChars, 0),
 		execPositiveDuration("exec.session_idle", e.SessionIdle),
 		between("exec.sessions_per_worker", e.SessionsPerWorker, 1, 63),
 		atLeast("exec.queue_size", e.QueueSize, 1),

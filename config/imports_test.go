@@ -10,7 +10,7 @@ import (
 )
 
 // libraries are the packages that take their own options and never import config (package doc).
-var libraries = []string{"model", "engine", "reward", "data", "chat", "tokenizer", "kernels", "safetensors", "serve"}
+var libraries = []string{"model", "engine", "reward", "data", "chat", "tokenizer", "kernels", "safetensors", "serve", "pytool"}
 
 func TestLibrariesDoNotImportConfig(t *testing.T) {
 	testenv.Short(t, "runs go list over the module")

@@ -27,8 +27,9 @@ func Locate(err error, path string, overridden []string) error {
 	if path == "" || !errors.As(err, &ke) {
 		return err
 	}
+	renamed := RenamedKeys()
 	for _, k := range overridden {
-		if k == ke.Key {
+		if k == ke.Key || renamed[k] == ke.Key {
 			return err
 		}
 	}
@@ -36,7 +37,14 @@ func Locate(err error, path string, overridden []string) error {
 	if rerr != nil {
 		return err
 	}
-	line := keyLines(raw).lineOf(ke.Key)
+	ls := keyLines(raw)
+	key := ke.Key
+	for old, new := range renamed {
+		if _, given := ls[old]; given && new == ke.Key {
+			key = old // the file gives the key under its old name
+		}
+	}
+	line := ls.lineOf(key)
 	if line == 0 {
 		return err
 	}

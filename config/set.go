@@ -57,6 +57,7 @@ func (c *Config) Set(assignment string) error {
 	if err := setValue(v, value); err != nil {
 		return usererr.New("--set %s: %v", key, err)
 	}
+	c.moveRenamed(func(string) string { return "--set" })
 	return nil
 }
 

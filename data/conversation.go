@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 
 	"gorstar/chat"
+	"gorstar/internal/plainjson"
 	"gorstar/internal/usererr"
 )
 
@@ -90,7 +91,7 @@ func CreateConversations(path string) (*ConversationWriter, error) {
 func (w *ConversationWriter) Write(c chat.Conversation) error {
 	w.count++
 	if w.jl != nil {
-		line, err := jsonMarshal(c)
+		line, err := plainjson.Marshal(c)
 		if err != nil {
 			return fmt.Errorf("write %s row %d: %w", w.jl.path, w.count, err)
 		}

@@ -292,14 +292,3 @@ func formatOf(path string) fileFormat {
 func unknownFormat(path string) error {
 	return usererr.New("%s: unknown file format: name it .parquet or .jsonl (optionally .jsonl.gz)", path)
 }
-
-// jsonMarshal encodes v without escaping <, > and & (tags like <reason> stay readable).
-func jsonMarshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}

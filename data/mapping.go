@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"gorstar/internal/plainjson"
 	"sort"
 	"strings"
 )
@@ -139,7 +140,7 @@ func (m *metaBuilder) text() string {
 func writeJSONKey(b *bytes.Buffer, k string) {
 	for i := 0; i < len(k); i++ {
 		if c := k[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			kj, _ := jsonMarshal(k)
+			kj, _ := plainjson.Marshal(k)
 			b.Write(kj)
 			return
 		}

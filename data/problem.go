@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 
+	"gorstar/internal/plainjson"
 	"gorstar/internal/usererr"
 )
 
@@ -51,7 +52,7 @@ func (p Problem) MarshalJSON() ([]byte, error) {
 			meta = json.RawMessage("{}")
 		}
 	}
-	return jsonMarshal(problemJSON{p.ID, p.Problem, p.Answer, p.Source, meta})
+	return plainjson.Marshal(problemJSON{p.ID, p.Problem, p.Answer, p.Source, meta})
 }
 
 // UnmarshalJSON accepts meta as an object or as a string holding one.

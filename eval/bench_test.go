@@ -26,7 +26,7 @@ func BenchmarkEvalVsEngine(b *testing.B) {
 	model := testmodel.TinyDir(b)
 	data := writeProblems(b, dir, problems)
 	for range b.N {
-		o := Options{Eval: config.Eval{Samples: samples, Temperature: 0.6, MaxTurns: 4, MaxTokens: maxTokens}, TopP: 1, Seed: 3, Data: data,
+		o := Options{Eval: config.Eval{Samples: samples, Temperature: 0.6, MaxTurns: 4, MaxResponseTokens: maxTokens}, TopP: 1, Seed: 3, Data: data,
 			Out: filepath.Join(dir, "bench.parquet"), Model: model, Concurrency: concurrency, Version: "bench"}
 		o.Progress.Quiet = true
 		os.Remove(o.Out)

@@ -1,11 +1,6 @@
-// Package eval turns graded samples into the numbers an evaluation reports: average pass@1 over k
-// samples per problem (rStar2's headline metric), the unbiased pass@k estimator of Chen et al. for
-// every k' ≤ k (PassAtK), majority voting over normalized final answers (MajorityVote), a seeded
-// percentile-bootstrap interval over problems (BootstrapMeanCI), and a Summary of per-sample
-// results with a per-source breakdown, printed as JSON (the field names of the `gorstar eval`
-// contract) or as a Markdown table for people (WriteMarkdown).
-//
-// The package does no sampling and no grading: the caller runs the rollouts, grades them (package
-// reward) and hands over one SampleResult per sample, with the extracted answer so that maj@k can
-// vote on it through the caller's normalizer (reward.Canonical).
+// Package eval runs an evaluation: k samples per problem rolled out with the Python tool on a
+// native model or OpenAI-compatible endpoints (Run), graded strictly and under rStar2's grading,
+// written as resumable per-sample results with a manifest, and summarized by package eval/metrics
+// (average pass@1 over k samples, pass@k, maj@k). Rater measures per-problem pass rates with the
+// same sampling, for `gorstar data filter --max-pass-rate`.
 package eval

@@ -4,6 +4,7 @@ import (
 	"gorstar/config"
 	"gorstar/dist"
 	"gorstar/engine"
+	"gorstar/eval/metrics"
 	"gorstar/internal/progress"
 	"gorstar/pytool"
 )
@@ -63,13 +64,13 @@ type Options struct {
 // Result is Run's report: the summary under strict grading (the fields of `gorstar eval --json`),
 // the same headline numbers under rStar2's grading, and where everything went.
 type Result struct {
-	Summary
+	metrics.Summary
 	// Grading names the mode of the summary's correctness; RStar2 holds the numbers under the
 	// rStar2 release's leniencies, for comparison with published results.
-	Grading string  `json:"grading"`
-	RStar2  Metrics `json:"rstar2"`
+	Grading string          `json:"grading"`
+	RStar2  metrics.Metrics `json:"rstar2"`
 	// Sets has one row per evaluated set (one for a single file), the paper's table.
-	Sets []SetMetrics `json:"sets"`
+	Sets []metrics.SetMetrics `json:"sets"`
 
 	Out      string `json:"out"`
 	Markdown string `json:"markdown"`

@@ -7,6 +7,7 @@ import (
 	"gorstar/chat"
 	"gorstar/config"
 	"gorstar/data"
+	"gorstar/internal/tooloptions"
 	"gorstar/internal/usererr"
 	"gorstar/pytool"
 	"gorstar/rollout"
@@ -117,7 +118,7 @@ func newLazyPool(ctx context.Context, o Options) (*lazyPool, error) {
 
 func (l *lazyPool) get(ctx context.Context) (pytool.Tools, error) {
 	l.once.Do(func() {
-		l.pool, l.err = pytool.Open(context.WithoutCancel(ctx), l.cfg, l.warn, pytool.BesideEngine(l.native))
+		l.pool, l.err = pytool.Open(context.WithoutCancel(ctx), tooloptions.From(l.cfg), l.warn, pytool.BesideEngine(l.native))
 	})
 	return l.pool, l.err
 }

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"gorstar/eval/metrics"
 	"io"
 	"strings"
 )
@@ -15,14 +16,14 @@ func writeReport(w io.Writer, man Manifest, res *Result) error {
 	}
 	fmt.Fprintf(w, "# Evaluation of %s on %s\n\n", model, man.Data)
 	fmt.Fprintf(w, "%d problems × %d samples; temperature %g, top-p %g, up to %d tokens and %d turns; tool: %v; template %s; seed %d; gorstar %s.\n\n",
-		man.Problems, man.Samples, man.Temperature, man.TopP, man.MaxTokens, man.MaxTurns, man.Tool, man.Template, man.Seed, man.Gorstar)
+		man.Problems, man.Samples, man.Temperature, man.TopP, man.MaxResponseTokens, man.MaxTurns, man.Tool, man.Template, man.Seed, man.Gorstar)
 	if len(res.Sets) > 1 {
 		var t strings.Builder
-		WriteSetTable(&t, res.Sets)
+		metrics.WriteSetTable(&t, res.Sets)
 		fmt.Fprintf(w, "## Per set\n\n%s\n", t.String())
 	}
 	fmt.Fprintf(w, "## Strict grading\n\n")
-	if err := WriteMarkdown(w, res.Summary); err != nil {
+	if err := metrics.WriteMarkdown(w, res.Summary); err != nil {
 		return err
 	}
 	r := res.RStar2

@@ -13,6 +13,7 @@ import (
 	"gorstar/chat"
 	"gorstar/config"
 	"gorstar/data"
+	"gorstar/eval/metrics"
 	"gorstar/internal/atomicfile"
 	"gorstar/internal/checkpoint"
 	"gorstar/internal/progress"
@@ -157,8 +158,8 @@ func checkSampling(o *Options) error {
 		return usererr.New("eval: --temperature must be ≥ 0, got %g", o.Eval.Temperature)
 	case o.TopP < 0 || o.TopP > 1:
 		return usererr.New("eval: --top-p must be in (0, 1], got %g", o.TopP)
-	case o.Eval.MaxTokens < 1:
-		return usererr.New("eval: --max-tokens must be ≥ 1, got %d", o.Eval.MaxTokens)
+	case o.Eval.MaxResponseTokens < 1:
+		return usererr.New("eval: --max-response-tokens must be ≥ 1, got %d", o.Eval.MaxResponseTokens)
 	case o.Eval.MaxTurns < 1:
 		return usererr.New("eval: --max-turns must be ≥ 1, got %d", o.Eval.MaxTurns)
 	case o.Model == "" && len(o.Endpoints) == 0:
@@ -196,7 +197,7 @@ func baseManifest(o Options, sets []config.EvalSet, problems int) (Manifest, err
 			Data: strings.Join(paths, ", "), DataSHA256: hash, Problems: problems,
 			Template: o.Template, ToolTextChars: o.ToolTextChars, ToolSessions: o.ToolSessions,
 			Samples: o.Eval.Samples, Temperature: o.Eval.Temperature, TopP: o.TopP,
-			MaxTokens: o.Eval.MaxTokens, MaxTurns: o.Eval.MaxTurns, Seed: o.Seed, SeedRule: rollout.SeedRule,
+			MaxResponseTokens: o.Eval.MaxResponseTokens, MaxTurns: o.Eval.MaxTurns, Seed: o.Seed, SeedRule: rollout.SeedRule,
 			Gorstar: o.Version,
 		},
 		Limit: o.Eval.Limit, Tool: !o.NoTool, Grading: "strict (summary), rstar2 (beside)",
@@ -231,7 +232,7 @@ func rolloutOptions(o Options, co chat.Options) rollout.Options {
 	ro := rollout.DefaultOptions()
 	ro.Chat = co
 	ro.MaxTurns = o.Eval.MaxTurns
-	ro.MaxResponseTokens = o.Eval.MaxTokens
+	ro.MaxResponseTokens = o.Eval.MaxResponseTokens
 	ro.ToolTextChars = o.ToolTextChars
 	ro.ToolSessions = o.ToolSessions
 	ro.Temperature, ro.TopP = o.Eval.Temperature, o.TopP
@@ -353,17 +354,17 @@ func (s *runState) result(man Manifest, sets []config.EvalSet, names []string) R
 		}
 		return a.Sample - b.Sample
 	})
-	strict := make([]SampleResult, len(s.records))
-	lenient := make([]SampleResult, len(s.records))
+	strict := make([]metrics.SampleResult, len(s.records))
+	lenient := make([]metrics.SampleResult, len(s.records))
 	for i, r := range s.records {
-		strict[i] = SampleResult{ProblemID: r.ProblemID, Source: r.Source, Sample: r.Sample, Answer: r.Extracted,
+		strict[i] = metrics.SampleResult{ProblemID: r.ProblemID, Source: r.Source, Sample: r.Sample, Answer: r.Extracted,
 			Correct: r.CorrectStrict, ResponseTokens: r.Tokens, ToolCalls: r.Calls, FailedCalls: r.FailedCalls, Truncated: r.Truncated}
 		lenient[i] = strict[i]
 		lenient[i].Answer, lenient[i].Correct = r.ExtractedRStar2, r.CorrectRStar2
 	}
-	so := SummaryOptions{Normalize: reward.Canonical, Seed: s.o.Seed}
-	ls := Summarize(lenient, so)
-	res := Result{Summary: Summarize(strict, so), Grading: "strict", RStar2: ls.Metrics}
+	so := metrics.SummaryOptions{Normalize: reward.Canonical, Seed: s.o.Seed}
+	ls := metrics.Summarize(lenient, so)
+	res := Result{Summary: metrics.Summarize(strict, so), Grading: "strict", RStar2: ls.Metrics}
 	res.Sets = setRows(sets, names, res.Summary, ls)
 	res.Warnings = append([]string{}, warnings(man, s.records)...)
 	return res

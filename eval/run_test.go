@@ -40,7 +40,7 @@ func writeProblems(t testing.TB, dir string, n int) string {
 }
 
 func testOptions(t *testing.T, model, data, out string) Options {
-	return Options{Eval: config.Eval{Samples: 3, Temperature: 1, MaxTurns: 4, MaxTokens: 24}, TopP: 1, Seed: 7,
+	return Options{Eval: config.Eval{Samples: 3, Temperature: 1, MaxTurns: 4, MaxResponseTokens: 24}, TopP: 1, Seed: 7,
 		Data: data, Out: out, Model: model, Concurrency: 8, Version: "test", Progress: progress.Options{Quiet: true}}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"gorstar/dist"
+	"gorstar/eval/metrics"
 )
 
 // Data-parallel evaluation: under a launcher every rank loads the same problems and rolls out
@@ -85,7 +86,7 @@ func shareOf(w *dist.World, n int) int {
 
 // sumCorrect adds every rank's correct counts (each problem was sampled on one rank) and
 // recomputes the pass rates.
-func sumCorrect(w *dist.World, rates []PassRate) error {
+func sumCorrect(w *dist.World, rates []metrics.PassRate) error {
 	if !w.Distributed() {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"gorstar/dist"
+	"gorstar/eval/metrics"
 	"gorstar/internal/checkpoint"
 	"gorstar/internal/mpitest"
 	"gorstar/internal/testmodel"
@@ -126,7 +127,7 @@ func TestRankEval(t *testing.T) {
 		}
 	}
 	// The counts of problem i, known to rank i mod size alone, reach every rank.
-	counts := make([]PassRate, 5)
+	counts := make([]metrics.PassRate, 5)
 	for i := range counts {
 		counts[i].Samples = 4
 		if ours(w, i) {

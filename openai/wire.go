@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"gorstar/internal/plainjson"
 	"strconv"
 )
 
@@ -103,7 +104,7 @@ func (s StopReason) MarshalJSON() ([]byte, error) {
 	if s.IsToken {
 		return []byte(strconv.Itoa(int(s.Token))), nil
 	}
-	return marshalText(s.Text)
+	return plainjson.Marshal(s.Text)
 }
 
 // UnmarshalJSON reads a string or an integer.
@@ -193,15 +194,4 @@ type ErrorBody struct {
 	Type    string  `json:"type"`
 	Param   *string `json:"param"`
 	Code    *string `json:"code"`
-}
-
-// marshalText writes a JSON string without HTML escaping (stop strings are often "</tool_call>").
-func marshalText(s string) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

@@ -8,4 +8,7 @@
 // wall clock and has the zygote kill every process of a call that runs past it. Sessions keep a
 // live interpreter per trajectory. The same Runner interface is served by a local Pool, by
 // `gorstar exec serve` (Server) and by a Client that spreads calls over several servers.
+//
+// The pool takes Options, whose fields are the `exec.*` configuration keys; pytool never imports
+// the configuration (internal/tooloptions converts it).
 package pytool

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"gorstar/config"
 	"gorstar/internal/testenv"
 )
 
@@ -26,7 +25,7 @@ func TestTemplateKeepsHugePages(t *testing.T) {
 func testTemplateKeepsHugePages(t *testing.T, kind string) {
 	cfg := sandboxConfig(kind)
 	cfg.Workers = 1
-	cfg.Modules = config.DefaultExec().Modules // a heap of some size: sympy and numpy where installed
+	cfg.Modules = DefaultOptions().Modules // a heap of some size: sympy and numpy where installed
 	p := newTestPool(t, cfg)
 	w := p.slots[0].w
 	if runtime.GOARCH == "amd64" && w.fork != "native" {

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"gorstar/config"
 )
 
 // FreshRunner is the baseline design of rStar2's public code environment (code-judge): one fresh
@@ -25,13 +23,13 @@ type FreshRunner struct {
 }
 
 // NewFreshRunner returns the baseline runner with cfg's interpreter and limits.
-func NewFreshRunner(cfg config.Exec, workers int) (*FreshRunner, error) {
+func NewFreshRunner(cfg Options, workers int) (*FreshRunner, error) {
 	exe, _, err := ResolvePython(cfg.Python)
 	if err != nil {
 		return nil, err
 	}
 	return &FreshRunner{python: exe, sem: make(chan struct{}, max(workers, 1)),
-		lim: limits{timeout: cfg.Timeout.Duration, memoryMB: cfg.MemoryMB, cpuS: cfg.CPUSeconds,
+		lim: limits{timeout: cfg.Timeout, memoryMB: cfg.MemoryMB, cpuS: cfg.CPUSeconds,
 			fileMB: cfg.MaxFileMB, outputChars: cfg.OutputChars, outputBytes: cfg.MaxOutputBytes}}, nil
 }
 

@@ -8,8 +8,6 @@ import (
 	"os"
 	"strconv"
 	"testing"
-
-	"gorstar/config"
 )
 
 // TestLoad45K is rStar2's per-step peak: 45,000 calls sent at once to an exec server with 1,024
@@ -23,7 +21,7 @@ func TestLoad45K(t *testing.T) {
 		t.Skip("set GORSTAR_EXEC_LOADTEST=1 to run the 45,000-call load test (minutes)")
 	}
 	n, inflight := envInt("GORSTAR_EXEC_LOADTEST_CALLS", 45000), envInt("GORSTAR_EXEC_LOADTEST_INFLIGHT", 1024)
-	cfg := config.DefaultExec()
+	cfg := DefaultOptions()
 	p := newTestPool(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

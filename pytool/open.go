@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"gorstar/config"
 	"gorstar/internal/usererr"
 )
 
@@ -26,7 +25,7 @@ var (
 // Open returns the tools cfg names: with cfg.Endpoints, a Client of those nodes when at least one
 // answers /healthz (warn hears of each that does not: calls pass it over until it answers);
 // without, a Pool started here with opts (which only a Pool takes).
-func Open(ctx context.Context, cfg config.Exec, warn func(string), opts ...PoolOption) (Tools, error) {
+func Open(ctx context.Context, cfg Options, warn func(string), opts ...PoolOption) (Tools, error) {
 	if len(cfg.Endpoints) == 0 {
 		p, err := NewPool(ctx, cfg, opts...)
 		if err != nil {

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"gorstar/config"
 	"gorstar/internal/testenv"
 )
 
@@ -35,7 +34,7 @@ func TestOpenEndpoints(t *testing.T) {
 	}))
 	defer sick.Close()
 
-	cfg := config.Exec{Endpoints: []string{deadURL, sick.URL, live.URL}}
+	cfg := Options{Endpoints: []string{deadURL, sick.URL, live.URL}}
 	var warnings []string
 	tools, err := Open(context.Background(), cfg, func(s string) { warnings = append(warnings, s) })
 	if err != nil {
@@ -67,12 +66,12 @@ func TestOpenEndpoints(t *testing.T) {
 		t.Error("the node answering 500 got no call: the retry was not exercised")
 	}
 
-	_, err = Open(ctx, config.Exec{Endpoints: []string{deadURL, deadURL + "0"}}, nil)
+	_, err = Open(ctx, Options{Endpoints: []string{deadURL, deadURL + "0"}}, nil)
 	if err == nil || !strings.HasPrefix(err.Error(), "exec.endpoints: none of the 2 servers answers") ||
 		!strings.Contains(err.Error(), deadURL+":") || !strings.Contains(err.Error(), deadURL+"0:") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("no node answering: %v", err)
 	}
-	if _, err := Open(ctx, config.Exec{Endpoints: []string{"localhost:1"}}, nil); err == nil || !strings.HasPrefix(err.Error(), "exec.endpoints: ") {
+	if _, err := Open(ctx, Options{Endpoints: []string{"localhost:1"}}, nil); err == nil || !strings.HasPrefix(err.Error(), "exec.endpoints: ") {
 		t.Errorf("an endpoint without a scheme: %v", err)
 	}
 }
@@ -88,7 +87,7 @@ func TestClientWeighsNodesByWorkers(t *testing.T) {
 		w.Write([]byte(`{"ok":true,"workers":4}`))
 	}))
 	defer big.Close()
-	tools, err := Open(context.Background(), config.Exec{Endpoints: []string{small.URL, big.URL}}, nil)
+	tools, err := Open(context.Background(), Options{Endpoints: []string{small.URL, big.URL}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

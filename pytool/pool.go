@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"gorstar/config"
 )
 
 // Runner runs tool calls: a local Pool or a Client of remote `gorstar exec serve` nodes.
@@ -28,7 +26,7 @@ type SessionCloser interface {
 // Pool is a set of warm, sandboxed Python workers. Stateless calls go to any free worker;
 // calls of one session always go to the worker that holds its interpreter.
 type Pool struct {
-	cfg      config.Exec
+	cfg      Options
 	idle     bool // the workers run at idle priority (exec.priority)
 	sb       *sandbox
 	prefixes []string
@@ -82,7 +80,7 @@ type poolStart struct {
 
 // BesideEngine tells NewPool whether a model decodes on this machine's cores while the calls run
 // (the native engine of `gorstar rollout`, `rl`, `eval`, `chat`; not a policy on endpoints):
-// exec.priority = "auto" then runs the workers at idle priority (config.Exec.Priority), and at
+// exec.priority = "auto" then runs the workers at idle priority (Options.Priority), and at
 // normal priority otherwise.
 func BesideEngine(native bool) PoolOption {
 	return func(s *poolStart) { s.besideEngine = native }
@@ -96,7 +94,7 @@ func OnWorkerStarted(f func(done, total int)) PoolOption {
 }
 
 // PoolSize is the number of workers NewPool starts for cfg: exec.workers, or 2 per core when 0.
-func PoolSize(cfg config.Exec) int {
+func PoolSize(cfg Options) int {
 	if cfg.Workers == 0 {
 		return 2 * runtime.NumCPU()
 	}
@@ -105,7 +103,7 @@ func PoolSize(cfg config.Exec) int {
 
 // NewPool starts cfg.Workers sandboxed zygotes (2 per core when 0). It fails with ErrNoSandbox
 // when no sandbox is available and cfg.Sandbox is not "none".
-func NewPool(ctx context.Context, cfg config.Exec, opts ...PoolOption) (*Pool, error) {
+func NewPool(ctx context.Context, cfg Options, opts ...PoolOption) (*Pool, error) {
 	var start poolStart
 	for _, o := range opts {
 		o(&start)
@@ -122,7 +120,7 @@ func NewPool(ctx context.Context, cfg config.Exec, opts ...PoolOption) (*Pool, e
 	cpu := cfg.CPUSeconds
 	p := &Pool{
 		cfg: cfg, sb: sb, prefixes: prefixes, idle: cfg.Priority == "idle" || (cfg.Priority == "auto" && start.besideEngine),
-		lim: limits{timeout: cfg.Timeout.Duration, memoryMB: cfg.MemoryMB, cpuS: cpu, maxProcs: cfg.MaxProcesses,
+		lim: limits{timeout: cfg.Timeout, memoryMB: cfg.MemoryMB, cpuS: cpu, maxProcs: cfg.MaxProcesses,
 			fileMB: cfg.MaxFileMB, outputChars: cfg.OutputChars, outputBytes: cfg.MaxOutputBytes},
 		// Each pool has its own uid range so that process limits and sweeps never mix two pools.
 		uidBase:  (16 + rand.IntN(32000)) * 65536, // below 2^31: some tools mishandle larger uids
@@ -319,7 +317,7 @@ func (p *Pool) routeSession(name string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
-	idle := p.cfg.SessionIdle.Duration
+	idle := p.cfg.SessionIdle
 	if now.Sub(p.lastSweep) > idle/4 {
 		p.lastSweep = now
 		for n, r := range p.sessions {

@@ -11,17 +11,16 @@ import (
 	"testing"
 	"time"
 
-	"gorstar/config"
 	"gorstar/internal/testenv"
 )
 
 // testConfig is a small, fast pool: two workers, only cheap modules. Its limits are generous, so
 // that no call fails because the machine is busy: a test of a timeout sets the call's own.
-func testConfig() config.Exec {
-	cfg := config.DefaultExec()
+func testConfig() Options {
+	cfg := DefaultOptions()
 	cfg.Workers = 2
 	cfg.Modules = []string{"math", "itertools", "fractions"}
-	cfg.Timeout = config.D(30 * time.Second)
+	cfg.Timeout = 30 * time.Second
 	cfg.CPUSeconds = 30
 	cfg.QueueSize = 64
 	cfg.TmpMB = 32 // above max_file_mb (16), so that "big file" still meets the file size limit first
@@ -36,7 +35,7 @@ const testSandboxEnv = "GORSTAR_TEST_SANDBOX"
 // newTestPool starts a pool through the real sandbox cfg.Sandbox names — for auto, whichever
 // the machine has (bwrap, else gorstar's namespaces), as gorstar itself picks — or skips when
 // python3 or that sandbox is absent.
-func newTestPool(t testing.TB, cfg config.Exec, opts ...PoolOption) *Pool {
+func newTestPool(t testing.TB, cfg Options, opts ...PoolOption) *Pool {
 	t.Helper()
 	testenv.Short(t, "starts sandboxed Python")
 	testenv.Python3(t)
@@ -77,7 +76,7 @@ func forEachSandbox(t *testing.T, test func(t *testing.T, kind string)) {
 }
 
 // sandboxConfig is testConfig in the given sandbox.
-func sandboxConfig(kind string) config.Exec {
+func sandboxConfig(kind string) Options {
 	cfg := testConfig()
 	cfg.Sandbox = kind
 	return cfg

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"gorstar/config"
 	"gorstar/internal/usererr"
 )
 
@@ -191,7 +190,7 @@ func chooseSandbox(kind, python string) (*sandbox, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &sandbox{python: exe, asRoot: os.Geteuid() == 0, tmpMB: config.DefaultExec().TmpMB}
+	s := &sandbox{python: exe, asRoot: os.Geteuid() == 0, tmpMB: DefaultOptions().TmpMB}
 	switch kind {
 	case SandboxAuto, "":
 		if runtime.GOOS == "darwin" {

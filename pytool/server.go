@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"gorstar/internal/jsonerr"
+	"gorstar/internal/plainjson"
 )
 
 // Server serves a Pool over HTTP (cli.md: POST /v1/run, POST /v1/batch, GET /healthz,
@@ -79,7 +80,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.inflight.Add(-1)
-	writeJSON(w, http.StatusOK, s.pool.Run(r.Context(), c))
+	plainjson.WriteHTTP(w, http.StatusOK, s.pool.Run(r.Context(), c))
 }
 
 func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) {
@@ -98,7 +99,7 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.inflight.Add(-n)
-	writeJSON(w, http.StatusOK, BatchResponse{Results: s.pool.RunBatch(r.Context(), b.Calls)})
+	plainjson.WriteHTTP(w, http.StatusOK, BatchResponse{Results: s.pool.RunBatch(r.Context(), b.Calls)})
 }
 
 // CloseSessionRequest is the body of POST /v1/sessions/close.
@@ -119,12 +120,12 @@ func (s *Server) handleCloseSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.pool.CloseSession(c.Session)
-	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	plainjson.WriteHTTP(w, http.StatusOK, map[string]bool{"ok": true})
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	rss, peak := memoryMB()
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "workers": s.pool.Workers(), "sandbox": s.pool.Sandbox(),
+	plainjson.WriteHTTP(w, http.StatusOK, map[string]any{"ok": true, "workers": s.pool.Workers(), "sandbox": s.pool.Sandbox(),
 		"inflight": s.inflight.Load(), "capacity": s.capacity, "rss_mb": rss, "peak_rss_mb": peak})
 }
 
@@ -146,16 +147,8 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
 	return nil
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-}
-
 func writeError(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, map[string]string{"error": msg})
+	plainjson.WriteHTTP(w, code, map[string]string{"error": msg})
 }
 
 // Serve listens on addr and serves pool until ctx ends, then shuts down gracefully: it stops
@@ -178,7 +171,7 @@ func Serve(ctx context.Context, addr string, pool *Pool, ready func(net.Addr)) e
 	case <-ctx.Done():
 	}
 	// In-flight calls are bounded by the pool's timeouts; give them that long and a margin.
-	grace := pool.cfg.Timeout.Duration*time.Duration(1+pool.cfg.QueueSize/max(pool.Workers(), 1)) + 10*time.Second
+	grace := pool.cfg.Timeout*time.Duration(1+pool.cfg.QueueSize/max(pool.Workers(), 1)) + 10*time.Second
 	shutCtx, cancel := context.WithTimeout(context.Background(), min(grace, 10*time.Minute))
 	defer cancel()
 	if err := srv.Shutdown(shutCtx); err != nil {

@@ -64,12 +64,12 @@ func TestSessionIdleTimeout(t *testing.T) {
 	testenv.Short(t, "starts sandboxed Python")
 	cfg := testConfig()
 	cfg.Workers = 1
-	cfg.SessionIdle.Duration = 300 * time.Millisecond
+	cfg.SessionIdle = 300 * time.Millisecond
 	p := newTestPool(t, cfg)
 	run(t, p, Call{Session: "s", Code: "x = 1"})
 	// The worker ends idle sessions after each message it handles (and once a second): wait just
 	// past the limit, then a stateless call makes it look, before it reads the next message.
-	time.Sleep(cfg.SessionIdle.Duration + 100*time.Millisecond)
+	time.Sleep(cfg.SessionIdle + 100*time.Millisecond)
 	run(t, p, Call{Code: "pass"})
 	r := run(t, p, Call{Session: "s", Code: "print('x' in globals())"})
 	if r.Stdout != "False\n" {

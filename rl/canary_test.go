@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"gorstar/config"
 	"gorstar/internal/testenv"
 	"gorstar/pytool"
 	"gorstar/rollout"
@@ -25,8 +24,8 @@ func (refusing) Run(context.Context, pytool.Call) pytool.Result {
 // 90% of at least 8 calls failed.
 func TestCanaryTellsTheSandboxFromThePolicy(t *testing.T) {
 	testenv.Short(t, "starts sandboxed Python")
-	e := config.DefaultExec()
-	e.Workers, e.Modules, e.Timeout = 1, []string{"math"}, config.D(5*time.Second)
+	e := pytool.DefaultOptions()
+	e.Workers, e.Modules, e.Timeout = 1, []string{"math"}, 5*time.Second
 	pool, err := pytool.NewPool(context.Background(), e)
 	if errors.Is(err, pytool.ErrNoSandbox) {
 		testenv.Sandbox(t, err)

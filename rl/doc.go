@@ -1,8 +1,8 @@
 // Package rl holds the numeric core of GRPO-RoC, the reinforcement-learning stage of the rStar2-Agent
 // recipe: Resample-on-Correct down-sampling of an oversampled group of rollouts (Downsample), the
 // group-normalized advantages of the kept rollouts (GroupAdvantages), the clipped token-level policy
-// loss with its per-token gradient weights (PolicyLoss) and the learning-rate schedule shared with SFT
-// (Schedule), and Stats, the before/after-RoC metrics of a set of rollouts.
+// loss with its per-token gradient weights (PolicyLoss), and Stats, the before/after-RoC metrics of a
+// set of rollouts. The learning-rate schedule, shared with SFT, is internal/schedule.
 //
 // Everything here is pure arithmetic over small value types: a rollout enters as a Sample (its reward
 // and the counts RoC needs), a batch of tokens as a TokenBatch of aligned per-token slices in the

@@ -15,7 +15,7 @@ func (t *trainer) evalSeed() uint64 { return rollout.SampleSeed(t.o.Seed, -3, 0)
 // correct rollouts.
 func (t *trainer) evaluate(ctx context.Context, met *StepMetrics) error {
 	e := t.o.Eval
-	o := t.loopOptions(e.MaxTurns, e.MaxTokens, e.Temperature, e.Samples, t.evalSeed())
+	o := t.loopOptions(e.MaxTurns, e.MaxResponseTokens, e.Temperature, e.Samples, t.evalSeed())
 	trajs, err := t.rollouts(ctx, t.held, o)
 	if err != nil {
 		return err

@@ -115,7 +115,7 @@ func testOptions(modelDir, dataPath, out string) rl.Options {
 	e := config.DefaultExec()
 	e.Workers, e.Modules, e.Timeout = 2, []string{"math"}, config.D(5*time.Second)
 	ev := config.DefaultEval()
-	ev.Samples, ev.MaxTokens, ev.MaxTurns = 2, 24, 2
+	ev.Samples, ev.MaxResponseTokens, ev.MaxTurns = 2, 24, 2
 	return rl.Options{Model: modelDir, Data: dataPath, Out: out, RL: c, Rollout: r, Reward: config.DefaultReward(),
 		Exec: e, Eval: ev, Seed: 7}
 }

@@ -11,6 +11,7 @@ import (
 	"gorstar/data"
 	"gorstar/engine"
 	"gorstar/internal/metricslog"
+	"gorstar/internal/tooloptions"
 	"gorstar/internal/usererr"
 	"gorstar/model"
 	"gorstar/pytool"
@@ -185,7 +186,7 @@ func (t *trainer) checkStageData() error {
 // startTools starts the sandboxed Python pool the rollouts call, or connects to exec.endpoints.
 func (t *trainer) startTools(ctx context.Context) error {
 	// Natively, the rollouts decode on this machine's cores.
-	tools, err := pytool.Open(ctx, t.o.Exec, func(s string) { t.o.logf("rl: %s", s) }, pytool.BesideEngine(t.remote == nil))
+	tools, err := pytool.Open(ctx, tooloptions.From(t.o.Exec), func(s string) { t.o.logf("rl: %s", s) }, pytool.BesideEngine(t.remote == nil))
 	if err != nil {
 		return err
 	}

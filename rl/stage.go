@@ -6,7 +6,7 @@ import (
 
 	"gorstar/config"
 	"gorstar/data"
-	"gorstar/eval"
+	"gorstar/eval/metrics"
 	"gorstar/rollout"
 )
 
@@ -121,9 +121,13 @@ func (t *trainer) hardProblems(ctx context.Context, problems []data.Problem, sta
 		return nil, err
 	}
 	var hard []int
-	rates := eval.PassRates(problems, k, trajs, func(tr rollout.Trajectory) bool { return tr.Reward > 0 })
+	ids := make([]string, len(problems))
+	for i, p := range problems {
+		ids[i] = p.ID
+	}
+	rates := metrics.PassRates(ids, k, trajs, func(tr rollout.Trajectory) (int, bool) { return tr.ProblemIndex, tr.Reward > 0 })
 	for i, r := range rates {
-		if r.AtMost(eval.NotAlwaysSolved(k)) { // the rule of `gorstar data filter --max-pass-rate`
+		if r.AtMost(metrics.NotAlwaysSolved(k)) { // the rule of `gorstar data filter --max-pass-rate`
 			hard = append(hard, i)
 		}
 	}

@@ -112,7 +112,7 @@ func (t *trainer) startEngine() error {
 	for _, s := range t.o.RL.Stages {
 		budget = max(budget, s.MaxResponseTokens)
 	}
-	budget = max(budget, t.o.Eval.MaxTokens)
+	budget = max(budget, t.o.Eval.MaxResponseTokens)
 	perToken := 4 * t.m.Config.KVFloatsPerToken()
 	kv := min(seqs*(1536+budget), (4<<30)/max(perToken, 1))
 	eng, err := engine.New(t.m, engine.Options{MaxSeqs: seqs, KVTokens: kv, Tokenizer: t.tok, Seed: t.o.Seed})

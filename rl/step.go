@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"gorstar/internal/schedule"
 	"gorstar/model"
 	"gorstar/rollout"
 )
@@ -33,7 +34,7 @@ func (t *trainer) runStep(ctx context.Context) error {
 	met.Stage, met.RejectedGroups, met.InfraRerolls = stage.Name, rejected+uniform, t.stepRerolls
 	met.RolloutSeconds, met.ToolWaitFraction = rolloutS, sum.ToolWaitFraction
 	met.ToolSeconds = toolSeconds(trajs)
-	met.LR = Schedule(t.st.Step, t.totalSteps(), c.WarmupSteps, stageLR(c.LR, stage.LR), ScheduleConstant)
+	met.LR = schedule.LR(t.st.Step, t.totalSteps(), c.WarmupSteps, stageLR(c.LR, stage.LR), schedule.Constant)
 
 	var seqs []sequence
 	for _, g := range kept {

@@ -8,6 +8,7 @@ import (
 	"gorstar/chat"
 	"gorstar/data"
 	"gorstar/internal/testenv"
+	"gorstar/internal/tooloptions"
 	"gorstar/pytool"
 )
 
@@ -15,7 +16,7 @@ import (
 // returns for that code, so SFT teaches what RL will see.
 func TestRecoveryToolTextIsTheSandboxs(t *testing.T) {
 	testenv.Short(t, "starts sandboxed Python")
-	cfg := testOptions("", "", "").Exec
+	cfg := tooloptions.From(testOptions("", "", "").Exec)
 	pool, err := pytool.NewPool(context.Background(), cfg)
 	skipWithoutSandbox(t, err)
 	if err != nil {

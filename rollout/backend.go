@@ -16,10 +16,10 @@ type Backend interface {
 // Request is one sequence to generate.
 type Request struct {
 	Prompt []int32
-	// Budget is the response budget: generated plus appended tokens after the prompt. A turn that
+	// MaxResponseTokens is the response budget: generated plus appended tokens after the prompt. A turn that
 	// reaches it ends with EndLength.
-	Budget   int
-	Sampling Sampling
+	MaxResponseTokens int
+	Sampling          Sampling
 	// EndTokens end a turn that the model closed (the end-of-turn token, part of its output);
 	// PauseStrings end a turn the model left open (</tool_call>). Either way the sequence can go on
 	// after Append: the loop, not the backend, decides that a trajectory is over.

@@ -30,13 +30,13 @@ type Manifest struct {
 	ToolTextChars  int    `json:"tool_text_chars"`
 	ToolSessions   bool   `json:"tool_sessions,omitempty"`
 
-	Samples     int     `json:"samples"`
-	Temperature float64 `json:"temperature"`
-	TopP        float64 `json:"top_p"`
-	MaxTokens   int     `json:"max_tokens"`
-	MaxTurns    int     `json:"max_turns"`
-	Seed        uint64  `json:"seed"`
-	SeedRule    string  `json:"seed_rule"`
+	Samples           int     `json:"samples"`
+	Temperature       float64 `json:"temperature"`
+	TopP              float64 `json:"top_p"`
+	MaxResponseTokens int     `json:"max_tokens"` // the response budget; JSON keeps the name manifests on disk have
+	MaxTurns          int     `json:"max_turns"`
+	Seed              uint64  `json:"seed"`
+	SeedRule          string  `json:"seed_rule"`
 	// Reward is the grading mode of the trajectories' rewards.
 	Reward string `json:"reward,omitempty"`
 
@@ -65,7 +65,7 @@ func NewManifest(data string, problems int, template string, p *Policy, o Option
 		Data: data, Problems: problems, Template: template,
 		ToolTextChars: o.ToolTextChars, ToolSessions: o.ToolSessions,
 		Samples: o.Samples, Temperature: o.Temperature, TopP: o.TopP,
-		MaxTokens: o.MaxResponseTokens, MaxTurns: o.MaxTurns, Seed: o.Seed, SeedRule: SeedRule,
+		MaxResponseTokens: o.MaxResponseTokens, MaxTurns: o.MaxTurns, Seed: o.Seed, SeedRule: SeedRule,
 		Reward: o.Reward.Mode.String(), Gorstar: version,
 	}
 	var err error

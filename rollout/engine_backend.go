@@ -27,8 +27,8 @@ func (b *EngineBackend) Start(ctx context.Context, reqs []Request) ([]Stream, er
 			Prompt: r.Prompt,
 			// The budget counts appended tokens too, so the binding bound is the capacity: the
 			// engine ends the sequence (length) when prompt + response fills it.
-			MaxTokens:    r.Budget,
-			Capacity:     len(r.Prompt) + r.Budget,
+			MaxTokens:    r.MaxResponseTokens,
+			Capacity:     len(r.Prompt) + r.MaxResponseTokens,
 			Sampling:     engine.Sampling{Temperature: r.Sampling.Temperature, TopP: r.Sampling.TopP, Seed: &seed},
 			PauseTokens:  r.EndTokens,
 			PauseStrings: r.PauseStrings,

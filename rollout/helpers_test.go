@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"gorstar/config"
 	"gorstar/internal/testenv"
 	"gorstar/internal/testmodel"
 	"gorstar/model"
@@ -54,10 +53,10 @@ func testPool(t testing.TB, workers int) *pytool.Pool {
 	t.Helper()
 	testenv.Short(t, "starts sandboxed Python")
 	testenv.Python3(t)
-	cfg := config.DefaultExec()
+	cfg := pytool.DefaultOptions()
 	cfg.Workers = workers
 	cfg.Modules = []string{"math"}
-	cfg.Timeout = config.D(5 * time.Second)
+	cfg.Timeout = 5 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	p, err := pytool.NewPool(ctx, cfg)
@@ -109,7 +108,7 @@ func (s *scriptedStream) Next(ctx context.Context) (Turn, error) {
 	ids := s.b.tok.Encode(s.b.turns[s.next])
 	s.next++
 	t := Turn{End: EndPaused, WeightVersion: 7}
-	if left := s.req.Budget - s.used; len(ids) >= left {
+	if left := s.req.MaxResponseTokens - s.used; len(ids) >= left {
 		ids, t.End = ids[:left], EndLength
 	} else if slices.Contains(s.req.EndTokens, ids[len(ids)-1]) {
 		t.End = EndClosed
@@ -123,7 +122,7 @@ func (s *scriptedStream) Next(ctx context.Context) (Turn, error) {
 }
 
 func (s *scriptedStream) Append(ctx context.Context, ids []int32) error {
-	if s.used+len(ids) > s.req.Budget {
+	if s.used+len(ids) > s.req.MaxResponseTokens {
 		return errors.New("script: append past the budget")
 	}
 	s.used += len(ids)

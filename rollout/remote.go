@@ -69,7 +69,7 @@ type remoteStream struct {
 }
 
 func (s *remoteStream) Next(ctx context.Context) (Turn, error) {
-	left := s.req.Budget - s.used
+	left := s.req.MaxResponseTokens - s.used
 	if left < 1 {
 		return Turn{End: EndLength}, nil
 	}
@@ -142,7 +142,7 @@ func remoteEnd(c openai.Completion, r Request, used int, pausedAfter bool) TurnE
 		return EndPaused
 	case pausedAfter:
 		return EndPaused
-	case used >= r.Budget:
+	case used >= r.MaxResponseTokens:
 		return EndLength
 	default:
 		// The server stopped short of the budget for its own reason (its context is full).
@@ -169,8 +169,8 @@ func (s *remoteStream) release() {
 }
 
 func (s *remoteStream) Append(ctx context.Context, ids []int32) error {
-	if s.used+len(ids) >= s.req.Budget {
-		return fmt.Errorf("append %d tokens: the response budget of %d has %d left", len(ids), s.req.Budget, s.req.Budget-s.used)
+	if s.used+len(ids) >= s.req.MaxResponseTokens {
+		return fmt.Errorf("append %d tokens: the response budget of %d has %d left", len(ids), s.req.MaxResponseTokens, s.req.MaxResponseTokens-s.used)
 	}
 	s.ids = append(s.ids, ids...)
 	s.used += len(ids)

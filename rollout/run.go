@@ -45,7 +45,7 @@ func (l *Loop) newRun(problem, sample int, p data.Problem, prompt []int32) *run 
 func (r *run) request() Request {
 	o := r.l.opts
 	req := Request{
-		Prompt: r.t.PromptIDs, Budget: o.MaxResponseTokens,
+		Prompt: r.t.PromptIDs, MaxResponseTokens: o.MaxResponseTokens,
 		Sampling:     Sampling{Temperature: o.Temperature, TopP: o.TopP, Seed: r.t.Seed},
 		EndTokens:    r.l.endOfTurn[:1],
 		PauseStrings: []string{chat.ToolCallClose},

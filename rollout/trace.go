@@ -2,7 +2,6 @@ package rollout
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -10,6 +9,7 @@ import (
 
 	"gorstar/data"
 	"gorstar/internal/atomicfile"
+	"gorstar/internal/plainjson"
 )
 
 // turnType is the Parquet struct of a TurnRecord.
@@ -123,8 +123,7 @@ func WriteJSONL(path string, ts []Trajectory) error {
 	}
 	defer out.Abort()
 	w := bufio.NewWriterSize(out, 1<<20)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
+	enc := plainjson.NewEncoder(w)
 	for i := range ts {
 		if err := enc.Encode(&ts[i]); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)

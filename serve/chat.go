@@ -10,6 +10,7 @@ import (
 
 	"gorstar/chat"
 	"gorstar/engine"
+	"gorstar/internal/plainjson"
 	"gorstar/openai"
 )
 
@@ -175,7 +176,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	if req.ReturnTokenIDs {
 		resp.PromptTokenIDs = prompt
 	}
-	writeJSON(w, http.StatusOK, resp)
+	plainjson.WriteHTTP(w, http.StatusOK, resp)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"gorstar/engine"
+	"gorstar/internal/plainjson"
 	"gorstar/openai"
 )
 
@@ -83,7 +84,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
 	}
 	resp.Usage = usage(promptTokens, completionTokens)
 	resp.WeightVersion = s.weightVersion()
-	writeJSON(w, http.StatusOK, resp)
+	plainjson.WriteHTTP(w, http.StatusOK, resp)
 	return nil
 }
 

@@ -1,12 +1,12 @@
 package serve
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 
 	"gorstar/engine"
+	"gorstar/internal/plainjson"
 	"gorstar/openai"
 )
 
@@ -40,7 +40,7 @@ func writeError(w http.ResponseWriter, err error) {
 	default:
 		ae = &apiError{status: http.StatusInternalServerError, typ: "server_error", message: err.Error()}
 	}
-	writeJSON(w, ae.status, openai.ErrorResponse{Error: openai.ErrorBody{Message: ae.message, Type: ae.typ,
+	plainjson.WriteHTTP(w, ae.status, openai.ErrorResponse{Error: openai.ErrorBody{Message: ae.message, Type: ae.typ,
 		Param: nilIfEmpty(ae.param), Code: nilIfEmpty(ae.code)}})
 }
 
@@ -49,12 +49,4 @@ func nilIfEmpty(s string) *string {
 		return nil
 	}
 	return &s
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
 }

@@ -14,6 +14,7 @@ import (
 
 	"gorstar/chat"
 	"gorstar/engine"
+	"gorstar/internal/plainjson"
 	"gorstar/openai"
 	"gorstar/tokenizer"
 )
@@ -76,11 +77,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/update_weights_from_disk", s.onlyMethod(http.MethodPost, s.updateWeightsFromDisk))
 	mux.HandleFunc("/get_weight_version", s.onlyMethod(http.MethodGet, func(w http.ResponseWriter, r *http.Request) error {
 		_, v := s.weights.current()
-		writeJSON(w, http.StatusOK, map[string]any{"weight_version": v})
+		plainjson.WriteHTTP(w, http.StatusOK, map[string]any{"weight_version": v})
 		return nil
 	}))
 	mux.HandleFunc("/stats", s.onlyMethod(http.MethodGet, func(w http.ResponseWriter, r *http.Request) error {
-		writeJSON(w, http.StatusOK, s.eng.Stats())
+		plainjson.WriteHTTP(w, http.StatusOK, s.eng.Stats())
 		return nil
 	}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -131,7 +132,7 @@ func (s *Server) checkModel(name string) error {
 
 func (s *Server) models(w http.ResponseWriter, r *http.Request) error {
 	o := s.eng.Options()
-	writeJSON(w, http.StatusOK, openai.ModelList{Object: "list", Data: []openai.Model{{
+	plainjson.WriteHTTP(w, http.StatusOK, openai.ModelList{Object: "list", Data: []openai.Model{{
 		ID: s.opts.ModelName, Object: "model", Created: s.created, OwnedBy: "gorstar", MaxModelLen: o.MaxContext,
 	}}})
 	return nil

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 
+	"gorstar/internal/plainjson"
 	"gorstar/model"
 	"gorstar/safetensors"
 )
@@ -55,7 +56,7 @@ type updateWeightsRequest struct {
 // batches for on-policy samples.
 func (s *Server) updateWeightsFromDisk(w http.ResponseWriter, r *http.Request) error {
 	fail := func(format string, args ...any) error {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"success": false, "message": fmt.Sprintf(format, args...)})
+		plainjson.WriteHTTP(w, http.StatusBadRequest, map[string]any{"success": false, "message": fmt.Sprintf(format, args...)})
 		return nil
 	}
 	body, err := s.readBody(w, r)
@@ -79,7 +80,7 @@ func (s *Server) updateWeightsFromDisk(w http.ResponseWriter, r *http.Request) e
 		return fail("%v", err)
 	}
 	version := s.weights.bump(req.WeightVersion)
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "weight_version": version, "num_paused_requests": 0,
+	plainjson.WriteHTTP(w, http.StatusOK, map[string]any{"success": true, "weight_version": version, "num_paused_requests": 0,
 		"message": fmt.Sprintf("loaded %d tensors from %s; weight version %s", n, req.ModelPath, version)})
 	return nil
 }

@@ -8,9 +8,9 @@ import (
 
 	"gorstar/chat"
 	"gorstar/internal/metricslog"
+	"gorstar/internal/schedule"
 	"gorstar/internal/usererr"
 	"gorstar/model"
-	"gorstar/rl"
 	"gorstar/tokenizer"
 )
 
@@ -23,7 +23,7 @@ type trainer struct {
 	end       int        // the run's steps: len(plan) until the held-out loss ends it earlier
 	until     float64    // sft.until_eval_loss where there is a held-out set, else 0
 	warmup    int
-	kind      rl.ScheduleKind
+	kind      schedule.Kind
 	m         *model.Model
 	opt       *model.Optimizer
 	start     int // first step this process runs
@@ -83,7 +83,7 @@ func prepare(o Options) (*trainer, error) {
 	if err := checkOut(o.Out, o.Resume); err != nil {
 		return nil, err
 	}
-	kind, err := rl.ParseScheduleKind(o.Config.Schedule)
+	kind, err := schedule.ParseKind(o.Config.Schedule)
 	if err != nil {
 		return nil, usererr.Wrap(err)
 	}
@@ -263,7 +263,7 @@ func (t *trainer) trainStep(s int) (stepStats, error) {
 	if err != nil {
 		return ss, err
 	}
-	ss.lr = rl.Schedule(min(s, t.base-1), t.base, t.warmup, t.o.Config.LR, t.kind) // added steps: the last rate
+	ss.lr = schedule.LR(min(s, t.base-1), t.base, t.warmup, t.o.Config.LR, t.kind) // added steps: the last rate
 	f.to(&f.p.OptimizerS)
 	up, err := t.opt.Update(ss.lr)
 	ss.gradNorm, ss.skipped = up.GradNorm, err != nil // only a non-finite norm fails; the step is skipped

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"gorstar/internal/plainjson"
 )
 
 // ChatSpecials are the added tokens of gorstar's chat format, in the order (and so with the ids)
@@ -76,8 +77,7 @@ func ByteLevelJSON(specials []string, words ...string) ([]byte, error) {
 		Model:         byteModelJSON(merges),
 	}
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
+	enc := plainjson.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(file); err != nil {
 		return nil, fmt.Errorf("byte-level tokenizer: %w", err)

@@ -88,7 +88,7 @@ func (l Layout) EvalResults(stage string) string { return l.path("eval", stage+"
 // EvalTraces is the trajectories of the eval after stage (rollout.WriteJSONL).
 func (l Layout) EvalTraces(stage string) string { return l.path("eval", stage+".jsonl") }
 
-// EvalMarkdown is the eval after stage as a Markdown table (eval.WriteMarkdown).
+// EvalMarkdown is the eval after stage as a Markdown table (metrics.WriteMarkdown).
 func (l Layout) EvalMarkdown(stage string) string { return l.path("eval", stage+".md") }
 
 // EvalSummary is the summary of the eval after stage (an EvalSummary as JSON).

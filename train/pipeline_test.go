@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"gorstar/config"
-	"gorstar/eval"
+	"gorstar/eval/metrics"
 	"gorstar/internal/testenv"
 	"gorstar/kernels"
 )
@@ -191,7 +191,7 @@ func evalNumbers(t *testing.T, r Result) string {
 	r.RunDir, r.Report, r.Seconds = "", "", 0
 	strip := func(s *EvalSummary) {
 		s.WallSeconds = nil
-		sets := make([]eval.SetMetrics, len(s.Sets))
+		sets := make([]metrics.SetMetrics, len(s.Sets))
 		for i, set := range s.Sets {
 			set.Data = "" // a path inside the run directory
 			sets[i] = set

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"gorstar/config"
+	"gorstar/internal/tooloptions"
 	"gorstar/internal/usererr"
 	"gorstar/pytool"
 )
@@ -21,7 +22,7 @@ import (
 // shown once the run has started.
 func checkPrerequisites(ctx context.Context, cfg config.Config) (notes []string, err error) {
 	if len(cfg.Exec.Endpoints) > 0 {
-		tools, err := pytool.Open(ctx, cfg.Exec, func(s string) { notes = append(notes, "note: "+s) })
+		tools, err := pytool.Open(ctx, tooloptions.From(cfg.Exec), func(s string) { notes = append(notes, "note: "+s) })
 		if err != nil {
 			return nil, err
 		}

@@ -7,24 +7,24 @@ import (
 	"slices"
 	"strings"
 
-	"gorstar/eval"
+	"gorstar/eval/metrics"
 	"gorstar/internal/usererr"
 )
 
 // EvalSummary is the file eval/<stage>.json: the evaluation after one stage, as the pipeline
-// writes it and the report reads it. It is `gorstar eval --json`'s object (eval.Summary: avg_pass@1,
+// writes it and the report reads it. It is `gorstar eval --json`'s object (metrics.Summary: avg_pass@1,
 // failed_tool_call_rate, mean_response_tokens, …) with the stage, the share of responses that
 // called the tool, and the stage's wall time added. Fields a file lacks show as "—".
 type EvalSummary struct {
 	// Stage names the model evaluated: "sft", then each RL stage's name. Empty: the file's name.
 	Stage string `json:"stage"`
-	eval.Summary
+	metrics.Summary
 	// ToolUseRate is the share of responses with at least one tool call.
 	ToolUseRate *float64 `json:"tool_use_rate,omitempty"`
 	// WallSeconds is the stage's wall time: its training and this evaluation.
 	WallSeconds *float64 `json:"wall_s,omitempty"`
 	// Sets has one row per benchmark ([[eval.sets]]), the paper's table for this stage.
-	Sets []eval.SetMetrics `json:"sets,omitempty"`
+	Sets []metrics.SetMetrics `json:"sets,omitempty"`
 }
 
 // readEvalSummaries reads every eval/*.json of a run, ordered "sft" first, then the stages in the

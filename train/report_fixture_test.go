@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"gorstar/eval"
+	"gorstar/eval/metrics"
 	"gorstar/rollout"
 )
 
@@ -82,7 +82,7 @@ func writeFixtureEval(t testing.TB, l Layout, stage string, i int) {
 	t.Helper()
 	toolUse, wall := 0.55+0.12*float64(i), 40.0+70*float64(i)
 	s := EvalSummary{Stage: stage, ToolUseRate: &toolUse, WallSeconds: &wall}
-	s.Metrics = eval.Metrics{NProblems: 100, NSamples: 400, K: 4, AvgPass1: 0.21 + 0.17*float64(i),
+	s.Metrics = metrics.Metrics{NProblems: 100, NSamples: 400, K: 4, AvgPass1: 0.21 + 0.17*float64(i),
 		MeanResponseTokens: 160 - 9*float64(i), ToolCallsPerResponse: 0.7 + 0.2*float64(i),
 		FailedToolCallRate: 0.2 / float64(i+1)}
 	for j, set := range []struct {
@@ -92,7 +92,7 @@ func writeFixtureEval(t testing.TB, l Layout, stage string, i int) {
 		m := s.Metrics
 		m.NProblems, m.NSamples, m.AvgPass1 = set.n, 4*set.n, s.AvgPass1+0.1*float64(j)
 		m.AvgPass1CI = [2]float64{m.AvgPass1 - 0.05, m.AvgPass1 + 0.05}
-		s.Sets = append(s.Sets, eval.SetMetrics{Name: set.name, Data: set.name + "/test.jsonl", Metrics: m})
+		s.Sets = append(s.Sets, metrics.SetMetrics{Name: set.name, Data: set.name + "/test.jsonl", Metrics: m})
 	}
 	raw, _ := json.Marshal(s)
 	if err := os.WriteFile(l.EvalSummary(stage), raw, 0o644); err != nil {

@@ -6,52 +6,11 @@ import (
 
 	"gorstar/chat"
 	"gorstar/data"
+	"gorstar/eval/metrics"
 	"gorstar/internal/usererr"
 	"gorstar/pytool"
 	"gorstar/rollout"
 )
-
-// PassRate is how often a policy solved one problem: Correct of Samples samples.
-type PassRate struct {
-	ID       string  `json:"id"`
-	Samples  int     `json:"samples"`
-	Correct  int     `json:"correct"`
-	PassRate float64 `json:"pass_rate"`
-}
-
-// AtMost reports whether the problem's share of correct samples is at most maxRate — the rule
-// that keeps a problem in a pass-rate filter. The comparison is Correct ≤ maxRate·Samples with a
-// hair of tolerance, so a threshold written to a few digits (0.875 for 7/8, 0.6667 for 2/3)
-// keeps the count it names.
-func (p PassRate) AtMost(maxRate float64) bool {
-	return float64(p.Correct) <= maxRate*float64(p.Samples)+1e-9
-}
-
-// NotAlwaysSolved is the largest pass rate short of solving every one of k samples, (k−1)/k:
-// rStar2's stage 3 keeps the problems its policy did not solve 8 times out of 8, i.e. pass rate
-// at most 0.875.
-func NotAlwaysSolved(k int) float64 {
-	return float64(k-1) / float64(k)
-}
-
-// PassRates counts each problem's correct samples among trajectories (in any order; their
-// ProblemIndex points into problems), k samples per problem, with correct deciding what counts
-// (strict grading for a filter, the reward for RL).
-func PassRates(problems []data.Problem, k int, trajs []rollout.Trajectory, correct func(rollout.Trajectory) bool) []PassRate {
-	out := make([]PassRate, len(problems))
-	for i, p := range problems {
-		out[i] = PassRate{ID: p.ID, Samples: k}
-	}
-	for _, t := range trajs {
-		if correct(t) {
-			out[t.ProblemIndex].Correct++
-		}
-	}
-	for i := range out {
-		out[i].PassRate = float64(out[i].Correct) / float64(k)
-	}
-	return out
-}
 
 // Rater measures pass rates of one policy, batch after batch, with the sampling of an
 // evaluation (Options.Eval's samples, temperature, turn and token limits; strict grading).
@@ -95,7 +54,7 @@ func NewRater(ctx context.Context, o Options) (*Rater, error) {
 // call continues the seed stream of the last (the seeds of a batch are drawn from the number of
 // problems rated before it), so the same batches give the same rates. A sample the backend
 // or the sandbox fails on fails the call: a filter must not take a lost sample for a wrong one.
-func (r *Rater) Rate(ctx context.Context, problems []data.Problem) ([]PassRate, error) {
+func (r *Rater) Rate(ctx context.Context, problems []data.Problem) ([]metrics.PassRate, error) {
 	ro := r.ro
 	ro.Seed = rollout.SampleSeed(r.o.Seed, -4, r.rated)
 	if w := r.o.World; w.Distributed() { // this rank's problems; the counts are summed below
@@ -121,7 +80,7 @@ func (r *Rater) Rate(ctx context.Context, problems []data.Problem) ([]PassRate, 
 		return nil, usererr.New("eval: pass rate: %d of %d samples failed, e.g. %s", failed, len(trajs), first)
 	}
 	r.rated += len(problems)
-	rates := PassRates(problems, ro.Samples, trajs, func(t rollout.Trajectory) bool { return t.Correct })
+	rates := metrics.PassRates(problemIDs(problems), ro.Samples, trajs, func(t rollout.Trajectory) (int, bool) { return t.ProblemIndex, t.Correct })
 	return rates, sumCorrect(r.o.World, rates)
 }
 
@@ -131,4 +90,13 @@ func (r *Rater) Close() {
 	if r.pool != nil {
 		r.pool.Close()
 	}
+}
+
+// problemIDs lists the problems' ids, in order.
+func problemIDs(problems []data.Problem) []string {
+	ids := make([]string, len(problems))
+	for i, p := range problems {
+		ids[i] = p.ID
+	}
+	return ids
 }

@@ -1,4 +1,4 @@
-package eval
+package metrics
 
 // MajorityVote returns the most frequent answer among one problem's samples after normalize (the
 // caller's canonical form, e.g. reward.Canonical; nil compares answers as they are), and the

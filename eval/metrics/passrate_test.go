@@ -1,10 +1,7 @@
-package eval
+package metrics
 
 import (
 	"testing"
-
-	"gorstar/data"
-	"gorstar/rollout"
 )
 
 // The keep rule of a pass-rate filter: a problem stays when its share of correct samples is at
@@ -39,18 +36,15 @@ func TestPassRateAtMost(t *testing.T) {
 	}
 }
 
-// PassRates counts per problem whatever order the trajectories come in, with the caller's rule of
+// PassRates counts per problem whatever order the samples come in, with the caller's rule of
 // correctness.
 func TestPassRates(t *testing.T) {
-	problems := []data.Problem{{ID: "a"}, {ID: "b"}, {ID: "c"}}
-	var trajs []rollout.Trajectory
-	for _, s := range []struct {
+	type sample struct {
 		problem int
 		reward  float64
-	}{{2, 1}, {0, 0}, {1, 1}, {0, 1}, {2, 1}, {1, 1}, {0, 0}, {1, 1}, {2, 0}} {
-		trajs = append(trajs, rollout.Trajectory{ProblemIndex: s.problem, Reward: s.reward})
 	}
-	got := PassRates(problems, 3, trajs, func(tr rollout.Trajectory) bool { return tr.Reward > 0 })
+	samples := []sample{{2, 1}, {0, 0}, {1, 1}, {0, 1}, {2, 1}, {1, 1}, {0, 0}, {1, 1}, {2, 0}}
+	got := PassRates([]string{"a", "b", "c"}, 3, samples, func(s sample) (int, bool) { return s.problem, s.reward > 0 })
 	want := []PassRate{{"a", 3, 1, 1.0 / 3}, {"b", 3, 3, 1}, {"c", 3, 2, 2.0 / 3}}
 	for i := range want {
 		if got[i] != want[i] {
