@@ -6,7 +6,6 @@ import (
 	"log"
 
 	"gorstar/chat"
-	"gorstar/config"
 	"gorstar/data"
 	"gorstar/pytool"
 	"gorstar/rollout"
@@ -26,7 +25,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer p.Close()
-	pool, err := pytool.NewPool(ctx, config.DefaultExec(), pytool.BesideEngine(true))
+	pool, err := pytool.NewPool(ctx, pytool.DefaultOptions(), pytool.BesideEngine(true))
 	if err != nil {
 		log.Fatal(err)
 	}
