@@ -9,6 +9,7 @@ import (
 	"gorstar/engine"
 	"gorstar/eval"
 	"gorstar/internal/progress"
+	"gorstar/model"
 )
 
 func evalCommand() *cli.Command {
