@@ -197,7 +197,18 @@ func modelInfo(c *cli.Context) error {
 		inRange("--recompute", recompute, 0, cfg.NumHiddenLayers)); err != nil {
 		return usererr.New("model info: %v", err)
 	}
-	mem := cfg.StepMemory(prec, batch, seq, recompute, o.Config.Model.LossChunkTokens)
+	chunk := o.Config.Model.LossChunkTokens
+	mem := cfg.StepMemory(prec, batch, seq, recompute, chunk)
+	keepAll, recomputeAll := cfg.StepMemory(prec, batch, seq, 0, chunk), cfg.StepMemory(prec, batch, seq, cfg.NumHiddenLayers, chunk)
+	fit := "no memory budget to check against"
+	budget, haveBudget := model.MemoryBudget(o.Config.Model.MemoryGiB)
+	if haveBudget {
+		fit = "fits the " + model.GiB(budget) + " budget"
+		if err := cfg.CheckFit(model.FitOptions{Precision: prec, Tokens: batch * seq, MinTokens: seq, Recompute: recompute,
+			LossChunk: chunk, Budget: budget, What: "does not fit", TokensKey: "the batch × seq tokens"}); err != nil {
+			fit = err.Error()
+		}
+	}
 	bytesPerParam := float64(info.FileBytes) / float64(max(info.NumParams, 1))
 	summary := map[string]any{
 		"dir": dir, "model_type": cfg.ModelType, "num_params": info.NumParams, "vocab_size": cfg.VocabSize,
@@ -207,6 +218,8 @@ func modelInfo(c *cli.Context) error {
 		"rms_norm_eps": cfg.RMSNormEps, "tie_word_embeddings": cfg.TieWordEmbeddings,
 		"max_position_embeddings": cfg.MaxPositionEmbeddings, "dtypes": info.DTypes, "unused_tensors": info.Unused,
 		"file_bytes_per_param": bytesPerParam, "step_memory": mem,
+		"step_memory_no_recompute": keepAll, "step_memory_all_recomputed": recomputeAll,
+		"memory_budget": budget, "fits": haveBudget && mem.Total <= budget,
 		"step": map[string]any{"batch": batch, "seq": seq, "recompute": recompute, "dtype": string(prec)},
 	}
 	if o.JSON {
@@ -224,6 +237,8 @@ func modelInfo(c *cli.Context) error {
 	fmt.Fprintf(c.App.Writer, "on disk %.2f bytes a parameter; a %s training step of %d × %d tokens (%d layers recomputed): weights %s, master %s, gradients %s, optimizer %s, activations %s, total %s\n",
 		bytesPerParam, prec, batch, seq, recompute, gib(mem.Weights), gib(mem.Master), gib(mem.Gradients), gib(mem.Optimizer),
 		gib(mem.Activations), gib(mem.Total))
+	fmt.Fprintf(c.App.Writer, "activations %s keeping every layer (total %s), %s with all %d recomputed (total %s); %s\n",
+		gib(keepAll.Activations), gib(keepAll.Total), gib(recomputeAll.Activations), cfg.NumHiddenLayers, gib(recomputeAll.Total), fit)
 	return nil
 }
 
