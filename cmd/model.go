@@ -561,15 +561,24 @@ func torchBench(c *cli.Context, m *model.Model, name string, threads int, mode s
 
 // setPrecision applies --dtype, else model.dtype, to m.
 func setPrecision(c *cli.Context, o Options, m *model.Model) error {
+	p, err := flagPrecision(c, o)
+	if err != nil {
+		return err
+	}
+	return m.SetPrecision(p)
+}
+
+// flagPrecision is --dtype, else model.dtype.
+func flagPrecision(c *cli.Context, o Options) (model.Precision, error) {
 	dt := o.Config.Model.DType
 	if c.IsSet("dtype") {
 		dt = c.String("dtype")
 	}
 	p, err := model.ParsePrecision(dt)
 	if err != nil {
-		return usererr.New("--dtype: %v", err)
+		return "", usererr.New("--dtype: %v", err)
 	}
-	return m.SetPrecision(p)
+	return p, nil
 }
 
 func modelConvert(c *cli.Context) error {
