@@ -375,8 +375,9 @@ func modelBench(c *cli.Context) error {
 	); err != nil {
 		return usererr.New("model bench %s: %v", name, err)
 	}
-	need := trainBytes(m.Config, batch, seq, m.LossChunkTokens)
-	if err := checkMemory(fmt.Sprintf("model bench --batch %d --seq %d", batch, seq), need, "--batch or --seq"); err != nil {
+	step := m.Config.StepMemory(m.Precision(), batch, seq, m.Recompute, m.LossChunkTokens)
+	need := step.Total - step.Weights - step.Master // the weights are loaded already
+	if err := checkMemory(fmt.Sprintf("model bench --batch %d --seq %d --recompute %d", batch, seq, m.Recompute), need, "--batch or --seq, or raise --recompute"); err != nil {
 		return err
 	}
 	threads := kernels.Threads()
