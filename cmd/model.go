@@ -270,7 +270,11 @@ func modelLogprobs(c *cli.Context) error {
 	if err := initKernels(o); err != nil {
 		return err
 	}
-	m, err := model.Load(dir)
+	prec, err := model.ParsePrecision(o.Config.Model.DType)
+	if err != nil {
+		return usererr.Wrap(err)
+	}
+	m, err := model.LoadWith(dir, model.LoadOptions{Precision: prec, Inference: true}) // scoring only
 	if err != nil {
 		return err
 	}
