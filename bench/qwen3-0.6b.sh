@@ -6,11 +6,14 @@
 #
 #   go build -o gorstar . && sh bench/qwen3-0.6b.sh            # full: 8 x 512, 3 steps, 64 new tokens
 #   STEPS=1 NEW_TOKENS=8 TORCH_TRAIN=0 sh bench/qwen3-0.6b.sh   # a shorter check
+#   TORCH_BATCH=1 sh bench/qwen3-0.6b.sh                        # a 24 GB machine
 #
 # Settings (environment): GORSTAR (./gorstar), PYTHON (/usr/bin/python3, with torch), THREADS
 # (all cores), DIR (the model directory, made once), BATCH (8), SEQ (512), STEPS (3),
 # PROMPT_LEN (64), NEW_TOKENS (64), GEN_BATCHES ("1 8 64"), RECOMPUTE (28), TORCH (1: run the
-# PyTorch side), TORCH_TRAIN (1; PyTorch keeps every activation: about 20 GB at 8 x 512).
+# PyTorch side), TORCH_TRAIN (1), TORCH_BATCH (BATCH; PyTorch keeps every activation: 16 GiB
+# at 1 x 512 (measured), an estimated 28 GB at 8 x 512 — on a 24 GB machine use TORCH_BATCH=1, and gorstar runs
+# that batch too for the same-shape ratio).
 set -eu
 here=$(dirname "$0")
 GORSTAR=${GORSTAR:-./gorstar}
@@ -19,7 +22,7 @@ THREADS=${THREADS:-$(nproc)}
 DIR=${DIR:-${TMPDIR:-/tmp}/qwen3-0.6b-bf16}
 BATCH=${BATCH:-8} SEQ=${SEQ:-512} STEPS=${STEPS:-3} RECOMPUTE=${RECOMPUTE:-28}
 PROMPT_LEN=${PROMPT_LEN:-64} NEW_TOKENS=${NEW_TOKENS:-64} GEN_BATCHES=${GEN_BATCHES:-"1 8 64"}
-TORCH=${TORCH:-1} TORCH_TRAIN=${TORCH_TRAIN:-1}
+TORCH=${TORCH:-1} TORCH_TRAIN=${TORCH_TRAIN:-1} TORCH_BATCH=${TORCH_BATCH:-$BATCH}
 torch="$PYTHON $here/qwen3_torch.py"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -59,6 +62,11 @@ for b in $GEN_BATCHES; do
 done
 run "sft $BATCH x $SEQ gorstar bf16 rc=$RECOMPUTE" "$GORSTAR" model bench --threads "$THREADS" --train --model "$DIR" \
 	--dtype bf16 --batch "$BATCH" --seq "$SEQ" --steps "$STEPS" --recompute "$RECOMPUTE" --json
-[ "$TORCH" = 1 ] && [ "$TORCH_TRAIN" = 1 ] && run "sft $BATCH x $SEQ torch autocast" $torch train-bench --model "$DIR" \
-	--autocast-bf16 --threads "$THREADS" --batch "$BATCH" --seq "$SEQ" --steps "$STEPS" --warmup 1
+if [ "$TORCH" = 1 ] && [ "$TORCH_TRAIN" = 1 ]; then
+	[ "$TORCH_BATCH" != "$BATCH" ] && run "sft $TORCH_BATCH x $SEQ gorstar bf16 rc=$RECOMPUTE" "$GORSTAR" model bench \
+		--threads "$THREADS" --train --model "$DIR" --dtype bf16 --batch "$TORCH_BATCH" --seq "$SEQ" --steps "$STEPS" \
+		--recompute "$RECOMPUTE" --json
+	run "sft $TORCH_BATCH x $SEQ torch autocast" $torch train-bench --model "$DIR" \
+		--autocast-bf16 --threads "$THREADS" --batch "$TORCH_BATCH" --seq "$SEQ" --steps "$STEPS" --warmup 1
+fi
 exit 0
