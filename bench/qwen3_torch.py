@@ -156,6 +156,10 @@ PRESETS = {
     "small": dict(vocab_size=32000, hidden_size=512, num_hidden_layers=8, num_attention_heads=8,
                   num_key_value_heads=4, head_dim=64, intermediate_size=1536, tie_word_embeddings=False,
                   rope_theta=1e6, rms_norm_eps=1e-6),
+    # Qwen/Qwen3-0.6B's architecture (bench/qwen3-0.6b.sh; random weights, not a gorstar preset).
+    "qwen3-0.6b": dict(vocab_size=151936, hidden_size=1024, num_hidden_layers=28, num_attention_heads=16,
+                       num_key_value_heads=8, head_dim=128, intermediate_size=3072, tie_word_embeddings=True,
+                       rope_theta=1e6, rms_norm_eps=1e-6),
 }
 
 

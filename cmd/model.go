@@ -200,7 +200,18 @@ func modelInfo(c *cli.Context) error {
 		inRange("--recompute", recompute, 0, cfg.NumHiddenLayers)); err != nil {
 		return usererr.New("model info: %v", err)
 	}
-	mem := cfg.StepMemory(prec, batch, seq, recompute, o.Config.Model.LossChunkTokens)
+	chunk := o.Config.Model.LossChunkTokens
+	mem := cfg.StepMemory(prec, batch, seq, recompute, chunk)
+	keepAll, recomputeAll := cfg.StepMemory(prec, batch, seq, 0, chunk), cfg.StepMemory(prec, batch, seq, cfg.NumHiddenLayers, chunk)
+	fit := "no memory budget to check against"
+	budget, haveBudget := model.MemoryBudget(o.Config.Model.MemoryGiB)
+	if haveBudget {
+		fit = "fits the " + model.GiB(budget) + " budget"
+		if err := cfg.CheckFit(model.FitOptions{Precision: prec, Tokens: batch * seq, MinTokens: seq, Recompute: recompute,
+			LossChunk: chunk, Budget: budget, What: "does not fit", TokensKey: "the batch × seq tokens"}); err != nil {
+			fit = err.Error()
+		}
+	}
 	bytesPerParam := float64(info.FileBytes) / float64(max(info.NumParams, 1))
 	summary := map[string]any{
 		"dir": dir, "model_type": cfg.ModelType, "num_params": info.NumParams, "vocab_size": cfg.VocabSize,
@@ -210,6 +221,8 @@ func modelInfo(c *cli.Context) error {
 		"rms_norm_eps": cfg.RMSNormEps, "tie_word_embeddings": cfg.TieWordEmbeddings,
 		"max_position_embeddings": cfg.MaxPositionEmbeddings, "dtypes": info.DTypes, "unused_tensors": info.Unused,
 		"file_bytes_per_param": bytesPerParam, "step_memory": mem,
+		"step_memory_no_recompute": keepAll, "step_memory_all_recomputed": recomputeAll,
+		"memory_budget": budget, "fits": haveBudget && mem.Total <= budget,
 		"step": map[string]any{"batch": batch, "seq": seq, "recompute": recompute, "dtype": string(prec)},
 	}
 	if o.JSON {
@@ -227,6 +240,8 @@ func modelInfo(c *cli.Context) error {
 	fmt.Fprintf(c.App.Writer, "on disk %.2f bytes a parameter; a %s training step of %d × %d tokens (%d layers recomputed): weights %s, master %s, gradients %s, optimizer %s, activations %s, total %s\n",
 		bytesPerParam, prec, batch, seq, recompute, gib(mem.Weights), gib(mem.Master), gib(mem.Gradients), gib(mem.Optimizer),
 		gib(mem.Activations), gib(mem.Total))
+	fmt.Fprintf(c.App.Writer, "activations %s keeping every layer (total %s), %s with all %d recomputed (total %s); %s\n",
+		gib(keepAll.Activations), gib(keepAll.Total), gib(recomputeAll.Activations), cfg.NumHiddenLayers, gib(recomputeAll.Total), fit)
 	return nil
 }
 
@@ -258,7 +273,11 @@ func modelLogprobs(c *cli.Context) error {
 	if err := initKernels(o); err != nil {
 		return err
 	}
-	m, err := model.Load(dir)
+	prec, err := model.ParsePrecision(o.Config.Model.DType)
+	if err != nil {
+		return usererr.Wrap(err)
+	}
+	m, err := model.LoadWith(dir, model.LoadOptions{Precision: prec, Inference: true}) // scoring only
 	if err != nil {
 		return err
 	}
@@ -363,8 +382,9 @@ func modelBench(c *cli.Context) error {
 	); err != nil {
 		return usererr.New("model bench %s: %v", name, err)
 	}
-	need := trainBytes(m.Config, batch, seq, m.LossChunkTokens)
-	if err := checkMemory(fmt.Sprintf("model bench --batch %d --seq %d", batch, seq), need, "--batch or --seq"); err != nil {
+	step := m.Config.StepMemory(m.Precision(), batch, seq, m.Recompute, m.LossChunkTokens)
+	need := step.Total - step.Weights - step.Master // the weights are loaded already
+	if err := checkMemory(fmt.Sprintf("model bench --batch %d --seq %d --recompute %d", batch, seq, m.Recompute), need, "--batch or --seq, or raise --recompute"); err != nil {
 		return err
 	}
 	threads := kernels.Threads()
@@ -549,15 +569,24 @@ func torchBench(c *cli.Context, m *model.Model, name string, threads int, mode s
 
 // setPrecision applies --dtype, else model.dtype, to m.
 func setPrecision(c *cli.Context, o Options, m *model.Model) error {
+	p, err := flagPrecision(c, o)
+	if err != nil {
+		return err
+	}
+	return m.SetPrecision(p)
+}
+
+// flagPrecision is --dtype, else model.dtype.
+func flagPrecision(c *cli.Context, o Options) (model.Precision, error) {
 	dt := o.Config.Model.DType
 	if c.IsSet("dtype") {
 		dt = c.String("dtype")
 	}
 	p, err := model.ParsePrecision(dt)
 	if err != nil {
-		return usererr.New("--dtype: %v", err)
+		return "", usererr.New("--dtype: %v", err)
 	}
-	return m.SetPrecision(p)
+	return p, nil
 }
 
 func modelConvert(c *cli.Context) error {

@@ -85,7 +85,11 @@ func generateBench(c *cli.Context, o Options, modelDir, preset string, batch, pr
 	bar := progress.New(int64(len(models)*len(batches)*sides*repeat), "generate", progress.Options{Quiet: o.Quiet || o.JSON, TerminalOnly: true})
 	defer bar.Finish()
 	for _, name := range models {
-		m, dir, cleanup, err := benchModel(name, modelDir != "", o.Seed, compareTorch && torchSkip == "")
+		prec, err := flagPrecision(c, o)
+		if err != nil {
+			return err
+		}
+		m, dir, cleanup, err := benchModel(name, modelDir != "", o.Seed, compareTorch && torchSkip == "", prec)
 		if err != nil {
 			return err
 		}
@@ -185,9 +189,10 @@ func flagOr(c *cli.Context, name, def string) string {
 
 // benchModel loads a model directory or makes a preset's random model; with wantDir, a preset is
 // also saved to a temporary directory for the PyTorch side. cleanup frees both.
-func benchModel(name string, isDir bool, seed int64, wantDir bool) (*model.Model, string, func(), error) {
+// A directory loads for inference only: at bf16 its weights go straight into bf16 buffers.
+func benchModel(name string, isDir bool, seed int64, wantDir bool, prec model.Precision) (*model.Model, string, func(), error) {
 	if isDir {
-		m, err := model.Load(name)
+		m, err := model.LoadWith(name, model.LoadOptions{Precision: prec, Inference: true})
 		if err != nil {
 			return nil, "", nil, err
 		}

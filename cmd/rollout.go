@@ -216,7 +216,8 @@ func openRolloutPolicy(c *cli.Context, o Options) (*rollout.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	eo := engine.Options{KVTokens: c.Int("kv-tokens"), MaxSeqs: c.Int("max-seqs"), StepTokens: c.Int("step-tokens"), Seed: uint64(o.Seed)}
+	eo := engine.Options{KVTokens: c.Int("kv-tokens"), MaxSeqs: c.Int("max-seqs"), StepTokens: c.Int("step-tokens"), Seed: uint64(o.Seed),
+		Precision: model.Precision(o.Config.Model.DType)}
 	if c.IsSet("concurrency") && !c.IsSet("max-seqs") {
 		eo.MaxSeqs = c.Int("concurrency")
 	}

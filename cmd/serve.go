@@ -61,7 +61,7 @@ func loadPolicy(c *cli.Context, o Options, dir string, maxWaiting int) (*engine.
 	}
 	return engine.LoadPolicy(dir, engine.PolicyOptions{Template: tmpl, Primer: c.String("primer"),
 		Engine: engine.Options{KVTokens: c.Int("kv-tokens"), MaxSeqs: c.Int("max-seqs"), StepTokens: c.Int("step-tokens"),
-			MaxWaiting: maxWaiting, Seed: uint64(o.Seed)}})
+			MaxWaiting: maxWaiting, Seed: uint64(o.Seed), Precision: model.Precision(o.Config.Model.DType)}})
 }
 
 // commandTemplate is the chat template of --template, else rollout.template: SFT, RL, eval and

@@ -13,6 +13,8 @@ type Model struct {
 	DType string `toml:"dtype" comment:"Arithmetic of the linear layers: fp32, or bf16 (bf16 weights rounded from fp32 master weights after each step, fp32 sums, norms, softmax, loss and optimizer; AVX-512 BF16 where the CPU has it)."`
 	// LossChunkTokens bounds the live [tokens, vocab] logits (model.Model.LossChunkTokens).
 	LossChunkTokens int `toml:"loss_chunk_tokens" comment:"Tokens per lm_head + cross-entropy chunk; 0 = about 32M logits (128 MB) per chunk."`
+	// MemoryGiB is the memory budget sft and rl check a training step against (model.Config.CheckFit).
+	MemoryGiB float64 `toml:"memory_gib" comment:"Memory a training step may take, in GiB: sft and rl refuse a step estimated larger, saying what would fit; 0 = nine tenths of what the machine has available, negative = no check."`
 }
 
 func DefaultModel() Model {

@@ -40,6 +40,10 @@ type Options struct {
 	// sequence's cache instead of prefilling it (default 32 tokens; < 0: never). Shorter common
 	// prefixes (a template's first few tokens) are not worth making a prompt wait a step for.
 	SharedPrefixMin int
+	// Precision is the arithmetic LoadPolicy loads the model for: "bf16" loads it for inference
+	// only, its weights straight from the file into bfloat16 (model.LoadOptions.Inference). New
+	// takes the model as it is.
+	Precision model.Precision
 }
 
 func (o Options) withDefaults(c model.Config) Options {

@@ -38,7 +38,7 @@ func LoadPolicy(dir string, opts PolicyOptions) (*Policy, error) {
 			return nil, err
 		}
 	}
-	m, err := model.Load(dir)
+	m, err := model.LoadWith(dir, model.LoadOptions{Precision: opts.Engine.Precision, Inference: true})
 	if err != nil {
 		return nil, err
 	}

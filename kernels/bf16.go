@@ -176,3 +176,15 @@ func LinearForwardBF16Packed(y, x, w, wp, b Buf, T, in, out int) {
 	optional("LinearForwardBF16Packed", "b", b, out, F32)
 	C.gk_linear_forward_bf16_packed(fp(y), fp(x), (*C.uint16_t)(w.p), (*C.uint32_t)(wp.p), fp(b), C.int(T), C.int(in), C.int(out))
 }
+
+// embeddingForwardBF16 is EmbeddingForward from a bfloat16 table: row ids[t] widened to float32
+// (exact) into out[t].
+func embeddingForwardBF16(out, ids, table Buf, T, C_ int) {
+	rows := table.n / C_
+	for t, id := range ids.Int32s()[:T] {
+		if id < 0 || int(id) >= rows {
+			panic(fmt.Sprintf("kernels: EmbeddingForward: id %d at %d outside the table's %d rows", id, t, rows))
+		}
+		C.gk_bf16_to_f32((*C.float)(unsafe.Add(out.p, 4*t*C_)), (*C.uint16_t)(unsafe.Add(table.p, 2*int(id)*C_)), C.size_t(C_))
+	}
+}

@@ -220,11 +220,17 @@ func Scale(y Buf, a float32, n int) {
 }
 
 // EmbeddingForward copies row ids[t] of table[V,C] to out[t] for t < T. Ids are not range-checked
-// here: the caller validates them against the vocabulary.
+// here: the caller validates them against the vocabulary. A bfloat16 table (an inference-only bf16
+// model's) is widened exactly, row by row.
 func EmbeddingForward(out, ids, table Buf, T, C_ int) {
 	dims("EmbeddingForward", "T", T, "C", C_)
 	need("EmbeddingForward", "out", out, T*C_, F32)
 	need("EmbeddingForward", "ids", ids, T, I32)
+	if table.dt == BF16 { // an inference-only bf16 model's table: rows widened exactly
+		need("EmbeddingForward", "table", table, C_, BF16)
+		embeddingForwardBF16(out, ids, table, T, C_)
+		return
+	}
 	need("EmbeddingForward", "table", table, C_, F32)
 	C.gk_embedding_forward(fp(out), ip(ids), fp(table), C.int(T), C.int(C_))
 }

@@ -22,7 +22,11 @@ func ConvertDType(name string) (safetensors.DType, error) {
 // rounded to nearest even from the loaded values; from a bf16 checkpoint to F32 and back, the same
 // bits), the other files as they were; out is replaced atomically.
 func Convert(in, out string, dtype safetensors.DType) error {
-	m, err := Load(in)
+	o := LoadOptions{}
+	if dtype == safetensors.BF16 { // straight into bf16: no float32 copy, the same bits
+		o = LoadOptions{Precision: BF16, Inference: true}
+	}
+	m, err := LoadWith(in, o)
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,12 @@
 package model
 
 import (
+	"fmt"
+	"os"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"gorstar/internal/usererr"
 	"gorstar/safetensors"
@@ -57,4 +61,113 @@ func Inspect(dir string) (Info, error) {
 	}
 	sort.Strings(info.DTypes)
 	return info, nil
+}
+
+// FitOptions describe a training pass to check against the memory it may take (CheckFit).
+type FitOptions struct {
+	Precision Precision
+	// Tokens are the tokens of one forward/backward pass (rows × padded length); MinTokens the
+	// fewest a pass can hold (its longest row), the floor of a suggested smaller pass.
+	Tokens, MinTokens int
+	// Recompute is the model's recompute_layers; LossChunk its loss_chunk_tokens.
+	Recompute, LossChunk int
+	// Budget is the memory in bytes the step may take.
+	Budget int64
+	// What names the run in the message ("sft"); TokensKey the setting that bounds Tokens
+	// ("sft.micro_batch_tokens").
+	What, TokensKey string
+}
+
+// CheckFit returns nil when a training step of o fits in o.Budget (Config.StepMemory), else a
+// one-line user error with what would fit: the fewest recomputed layers
+// (model.recompute_layers) that bring it under, and the largest pass at the current setting.
+func (c Config) CheckFit(o FitOptions) error {
+	mem := func(tokens, recompute int) StepMemory {
+		return c.StepMemory(o.Precision, 1, tokens, recompute, o.LossChunk)
+	}
+	need := mem(o.Tokens, o.Recompute)
+	if need.Total <= o.Budget {
+		return nil
+	}
+	var fixes []string
+	for r := o.Recompute + 1; r <= c.NumHiddenLayers; r++ {
+		if m := mem(o.Tokens, r); m.Total <= o.Budget {
+			fixes = append(fixes, fmt.Sprintf("set model.recompute_layers = %d (%s)", r, GiB(m.Total)))
+			break
+		}
+	}
+	floor := max(o.MinTokens, 1)
+	if mem(floor, o.Recompute).Total <= o.Budget {
+		lo, hi := floor, o.Tokens // lo fits, hi does not
+		for hi-lo > 1 {
+			if mid := (lo + hi) / 2; mem(mid, o.Recompute).Total <= o.Budget {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		if lo >= 2*64 {
+			lo -= lo % 64
+		}
+		fixes = append(fixes, fmt.Sprintf("lower %s to %d (%s)", o.TokensKey, lo, GiB(mem(lo, o.Recompute).Total)))
+	}
+	fix := "nothing fits: the weights, gradients and optimizer alone take " +
+		GiB(need.Weights+need.Master+need.Gradients+need.Optimizer) + "; use a machine with more memory"
+	if len(fixes) > 0 {
+		fix = strings.Join(fixes, ", or ")
+	}
+	return usererr.New("%s: a training step of %d tokens needs about %s (weights %s, master %s, gradients %s, optimizer %s, activations %s), %s allowed: %s (model.memory_gib overrides)",
+		o.What, o.Tokens, GiB(need.Total), GiB(need.Weights), GiB(need.Master), GiB(need.Gradients), GiB(need.Optimizer),
+		GiB(need.Activations), GiB(o.Budget), fix)
+}
+
+// GiB formats a byte count for people: "1.25 GiB", or "812.0 MiB" under a GiB.
+func GiB(b int64) string {
+	if b < 1<<30 {
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+}
+
+// MemoryBudget is the memory a training step may take: gib GiB when gib > 0 (config
+// model.memory_gib), none to check (ok false) when gib < 0 or when the machine does not say, else
+// nine tenths of what the machine has available (MemAvailable, and the cgroup's limit).
+func MemoryBudget(gib float64) (bytes int64, ok bool) {
+	switch {
+	case gib > 0:
+		return int64(gib * (1 << 30)), true
+	case gib < 0:
+		return 0, false
+	}
+	avail, ok := AvailableMemory()
+	return avail / 10 * 9, ok
+}
+
+// AvailableMemory is the memory the machine (or the cgroup this process runs in) can still give,
+// in bytes, from /proc/meminfo's MemAvailable; ok is false where it cannot be read.
+func AvailableMemory() (int64, bool) {
+	raw, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, false
+	}
+	avail, ok := int64(0), false
+	for _, line := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemAvailable:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			avail, ok = kb<<10, err == nil
+		}
+	}
+	if !ok {
+		return 0, false
+	}
+	if raw, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if limit, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64); err == nil {
+			used := int64(0)
+			if raw, err := os.ReadFile("/sys/fs/cgroup/memory.current"); err == nil {
+				used, _ = strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
+			}
+			avail = min(avail, limit-used)
+		}
+	}
+	return avail, true
 }

@@ -39,6 +39,8 @@ type Model struct {
 	act  *activations
 	low  *lowPrecision // the bfloat16 weights of a bf16 model (SetPrecision), else nil
 
+	inference bool // loaded for inference only (LoadOptions.Inference): no fp32 matrices, no training
+
 	// version counts changes of the weights (WeightsChanged); decoders re-derive what they
 	// precomputed from them when it moves.
 	version uint64
@@ -85,6 +87,9 @@ func (m *Model) Close() {
 // ZeroGrads sets every gradient to zero, allocating the gradients on first use. Backward adds into
 // the gradients, so several batches accumulate until the next ZeroGrads.
 func (m *Model) ZeroGrads() {
+	if m.inference {
+		panic("model: ZeroGrads on a model loaded for inference only (LoadOptions.Inference)")
+	}
 	if m.Grads == nil {
 		m.Grads = newParamSet(m.Config)
 		m.g = m.Grads.views(m.Config)

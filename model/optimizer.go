@@ -35,6 +35,9 @@ type Optimizer struct {
 
 // NewOptimizer returns an optimizer with zero moments for m.
 func (m *Model) NewOptimizer(cfg AdamWConfig) *Optimizer {
+	if m.inference {
+		panic("model: NewOptimizer on a model loaded for inference only (LoadOptions.Inference)")
+	}
 	return &Optimizer{Config: cfg, M: newParamSet(m.Config), V: newParamSet(m.Config), model: m}
 }
 

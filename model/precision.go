@@ -51,6 +51,9 @@ func (m *Model) SetPrecision(p Precision) error {
 	if p == m.Precision() {
 		return nil
 	}
+	if m.inference {
+		return fmt.Errorf("model: precision %s: the model was loaded for bf16 inference only", p)
+	}
 	if p == FP32 {
 		m.low.all.Free()
 		m.low = nil
@@ -94,7 +97,7 @@ func (m *Model) lowViews() weights {
 
 // round refreshes the bfloat16 weights from the float32 ones when these changed since.
 func (m *Model) round() {
-	if m.low == nil || m.low.all.IsNil() {
+	if m.low == nil || m.low.all.IsNil() || m.inference { // an inference model's bf16 weights are its only copy
 		return
 	}
 	if m.low.version == m.version+1 { // version+1: 0 means never rounded

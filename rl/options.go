@@ -28,6 +28,13 @@ type Options struct {
 	// Precision is the arithmetic of the policy's linear layers, trainer and rollout engine alike
 	// (config model.dtype; "" = fp32).
 	Precision model.Precision
+	// Recompute and LossChunkTokens set the trained model's Recompute and LossChunkTokens (config
+	// model.recompute_layers, model.loss_chunk_tokens).
+	Recompute, LossChunkTokens int
+	// MemoryGiB is the memory a training step may take (config model.memory_gib; 0: nine tenths
+	// of what the machine has available, negative: no check). A step estimated larger is refused
+	// before the model loads, with what would fit (model.Config.CheckFit).
+	MemoryGiB float64
 	// ServedModel is the model id the servers of Rollout.Endpoints list, sent with every request
 	// (empty: each server's only model). The servers must serve Model's architecture: they load the
 	// trainer's weights before the first step and after every update.

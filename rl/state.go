@@ -73,6 +73,9 @@ func (t *trainer) loadPolicy() error {
 	t.tok = tok
 	t.st.Fingerprint = fingerprint(t.o)
 	t.pcg = rand.NewPCG(t.o.Seed, 0x726f63) // "roc"
+	if err := t.checkMemory(); err != nil {
+		return err
+	}
 	if t.o.Resume {
 		err = t.resume()
 	} else {
@@ -88,6 +91,7 @@ func (t *trainer) loadPolicy() error {
 		return err
 	}
 	t.closer = append(t.closer, func() { t.opt.Close() })
+	t.m.Recompute, t.m.LossChunkTokens = t.o.Recompute, t.o.LossChunkTokens
 	if err := t.m.SetPrecision(t.o.Precision); err != nil { // before the engine: it decodes with the same kernels
 		return err
 	}
@@ -102,6 +106,22 @@ func (t *trainer) loadPolicy() error {
 		return nil
 	}
 	return t.startEngine()
+}
+
+// checkMemory refuses a run whose update passes (rl.micro_batch_tokens) would not fit the memory
+// budget, before the policy loads. The rollout engine's KV cache comes on top (at most 4 GiB).
+func (t *trainer) checkMemory() error {
+	budget, ok := model.MemoryBudget(t.o.MemoryGiB)
+	if !ok {
+		return nil
+	}
+	c, err := model.LoadConfig(t.o.Model)
+	if err != nil {
+		return err
+	}
+	return c.CheckFit(model.FitOptions{Precision: t.o.Precision, Tokens: t.o.RL.MicroBatchTokens,
+		MinTokens: min(t.o.RL.MicroBatchTokens, 512), Recompute: t.o.Recompute, LossChunk: t.o.LossChunkTokens,
+		Budget: budget, What: "rl", TokensKey: "rl.micro_batch_tokens"})
 }
 
 // startEngine sizes the engine for a step's rollouts: every rollout of a step in flight at once,

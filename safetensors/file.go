@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"syscall"
+	"unsafe"
 
 	"gorstar/internal/usererr"
 )
@@ -16,6 +17,7 @@ import (
 type File struct {
 	path string
 	data []byte // the whole file, mapped read-only; nil for an empty mapping
+	mmap bool   // data is a mapping (release may drop its pages)
 	*header
 }
 
@@ -52,7 +54,7 @@ func Open(path string) (*File, error) {
 		syscall.Munmap(data)
 		return nil, err
 	}
-	return &File{path: path, data: data, header: h}, nil
+	return &File{path: path, data: data, mmap: true, header: h}, nil
 }
 
 // Close unmaps the file. Calling it twice is harmless.
@@ -146,7 +148,54 @@ func (f *File) ReadFloat32(name string, dst []float32) error {
 	default:
 		return usererr.New("%s: tensor %q has dtype %s, want F32, BF16 or F16", f.path, name, t.DType)
 	}
+	f.release(raw)
 	return nil
+}
+
+// ReadBF16 puts a float tensor into dst as bfloat16 bits, which must hold exactly its elements: a
+// BF16 tensor is copied as it is (no float32 copy in between), F32 and F16 round to nearest, ties
+// to even. Inference-only models load their weights this way.
+func (f *File) ReadBF16(name string, dst []uint16) error {
+	raw, t, err := f.Raw(name)
+	if err != nil {
+		return err
+	}
+	if int64(len(dst)) != t.Elements() {
+		return usererr.New("%s: tensor %q has shape %v (%d elements), want %d elements", f.path, name, t.Shape, t.Elements(), len(dst))
+	}
+	switch t.DType {
+	case BF16:
+		if len(dst) > 0 {
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 2*len(dst)), raw) // little-endian hosts only, as the mapping
+		}
+	case F32:
+		for i := range dst {
+			dst[i] = Float32ToBF16(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
+		}
+	case F16:
+		for i := range dst {
+			dst[i] = Float32ToBF16(F16ToFloat32(binary.LittleEndian.Uint16(raw[2*i:])))
+		}
+	default:
+		return usererr.New("%s: tensor %q has dtype %s, want F32, BF16 or F16", f.path, name, t.DType)
+	}
+	f.release(raw)
+	return nil
+}
+
+// release gives back the pages of raw (a tensor that has been read into its buffer) to the page
+// cache: without it every page of the mapping a load has touched stays resident until Close, so a
+// load's peak would be the file on top of the model. The mapping stays valid (a read-only shared
+// mapping refaults from the file).
+func (f *File) release(raw []byte) {
+	if len(raw) == 0 || !f.mmap {
+		return
+	}
+	page := uintptr(os.Getpagesize())
+	base := uintptr(unsafe.Pointer(&f.data[0])) // page-aligned: the mapping starts at offset 0
+	start := uintptr(unsafe.Pointer(&raw[0])) &^ (page - 1)
+	end := uintptr(unsafe.Pointer(&raw[len(raw)-1])) + 1
+	syscall.Madvise(f.data[start-base:end-base], syscall.MADV_DONTNEED) //nolint:errcheck // advice only
 }
 
 // Int64 returns an integer tensor (I32 or I64) widened to int64, and its shape.

@@ -190,6 +190,15 @@ func (s *Set) ReadFloat32(name string, dst []float32) error {
 	return f.ReadFloat32(name, dst)
 }
 
+// ReadBF16 puts a float tensor into dst as bfloat16 bits (BF16 copied, F32 and F16 rounded).
+func (s *Set) ReadBF16(name string, dst []uint16) error {
+	f, err := s.file(name)
+	if err != nil {
+		return err
+	}
+	return f.ReadBF16(name, dst)
+}
+
 // Int64 returns an integer tensor widened to int64, and its shape.
 func (s *Set) Int64(name string) ([]int64, []int, error) {
 	f, err := s.file(name)

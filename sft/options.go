@@ -18,6 +18,13 @@ type Options struct {
 	Config config.SFT
 	// Precision is the arithmetic of the model's linear layers (config model.dtype; "" = fp32).
 	Precision model.Precision
+	// Recompute and LossChunkTokens set the trained model's Recompute and LossChunkTokens (config
+	// model.recompute_layers, model.loss_chunk_tokens).
+	Recompute, LossChunkTokens int
+	// MemoryGiB is the memory a training step may take (config model.memory_gib; 0: nine tenths
+	// of what the machine has available, negative: no check). A step estimated larger is refused
+	// before the model loads, with what would fit (model.Config.CheckFit).
+	MemoryGiB float64
 	// Template is the chat template, a built-in name or a file ("" = rstar2). Pass the one
 	// rollouts use (config rollout.template), so the model learns the layout it will be sampled in.
 	Template string

@@ -107,9 +107,13 @@ func prepare(o Options) (*trainer, error) {
 	t.end = len(t.plan)
 	t.warmup = int(math.Round(c.WarmupRatio * float64(t.base)))
 	t.fingerprt = fingerprint(t.ex, t.held, c, o.Seed)
+	if err := t.checkMemory(); err != nil {
+		return nil, err
+	}
 	if err := t.loadModel(); err != nil {
 		return nil, err
 	}
+	t.m.Recompute, t.m.LossChunkTokens = o.Recompute, o.LossChunkTokens
 	if err := t.m.SetPrecision(o.Precision); err != nil {
 		t.close()
 		return nil, err
@@ -129,6 +133,23 @@ func prepare(o Options) (*trainer, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// checkMemory refuses a run whose forward/backward passes (sft.micro_batch_tokens, or one row of
+// sft.max_seq_len when longer) would not fit the memory budget, before anything large is allocated.
+func (t *trainer) checkMemory() error {
+	budget, ok := model.MemoryBudget(t.o.MemoryGiB)
+	if !ok {
+		return nil
+	}
+	c, err := model.LoadConfig(t.o.Model)
+	if err != nil {
+		return err
+	}
+	sc := t.o.Config
+	return c.CheckFit(model.FitOptions{Precision: t.o.Precision, Tokens: max(sc.MicroBatchTokens, sc.MaxSeqLen),
+		MinTokens: sc.MaxSeqLen, Recompute: t.o.Recompute, LossChunk: t.o.LossChunkTokens, Budget: budget,
+		What: "sft", TokensKey: "sft.micro_batch_tokens"})
 }
 
 func (t *trainer) loadData() error {
