@@ -95,17 +95,9 @@ func rolloutAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	problems, err := data.ReadAllProblems(c.String("data"))
+	problems, err := readGradedProblems(c.String("data"))
 	if err != nil {
 		return err
-	}
-	if len(problems) == 0 {
-		return usererr.New("--data %s: no problems", c.String("data"))
-	}
-	for i, p := range problems {
-		if p.Answer == "" {
-			return usererr.New("--data %s: problem %d (%s) has no answer to grade against", c.String("data"), i+1, p.ID)
-		}
 	}
 	p, err := openRolloutPolicy(c, o)
 	if err != nil {
@@ -134,22 +126,7 @@ func rolloutAction(c *cli.Context) error {
 		ck.Discard() // unless it holds finished trajectories
 		return err
 	}
-	if len(ck.Done) > 0 { // the totals over every trajectory; the rates stay this run's
-		rate, secs := sum.DecodeTokensPerS, sum.Seconds
-		trajs = ck.Merge(trajs)
-		sum = rollout.Summarize(trajs, 0)
-		sum.DecodeTokensPerS, sum.Seconds, sum.Resumed = rate, secs, len(ck.Done)
-	}
-	if err := rollout.WriteParquet(out, trajs); err != nil {
-		return err
-	}
-	if path := c.String("jsonl"); path != "" {
-		if err := rollout.WriteJSONL(path, trajs); err != nil {
-			os.Remove(out) // both files or neither
-			return err
-		}
-	}
-	if err := ck.Finish(); err != nil {
+	if sum, err = ck.Write(out, c.String("jsonl"), trajs, sum); err != nil {
 		return err
 	}
 	if o.JSON {
@@ -167,6 +144,23 @@ func rolloutAction(c *cli.Context) error {
 
 // rolloutRun rolls out what the checkpoint lacks (nothing, with no sandbox started, when it lacks
 // nothing), keeping each trajectory in it as it finishes.
+// readGradedProblems reads the problems of --data, each with an answer to grade against.
+func readGradedProblems(path string) ([]data.Problem, error) {
+	problems, err := data.ReadAllProblems(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) == 0 {
+		return nil, usererr.New("--data %s: no problems", path)
+	}
+	for i, p := range problems {
+		if p.Answer == "" {
+			return nil, usererr.New("--data %s: problem %d (%s) has no answer to grade against", path, i+1, p.ID)
+		}
+	}
+	return problems, nil
+}
+
 func rolloutRun(c *cli.Context, o Options, p *rollout.Policy, execCfg config.Exec, opts rollout.Options,
 	problems []data.Problem, ck *rollout.Checkpoint) ([]rollout.Trajectory, rollout.Summary, error) {
 	if len(ck.Done) == len(problems)*opts.Samples {
