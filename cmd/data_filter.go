@@ -57,6 +57,31 @@ type filterResult struct {
 	PassRates string `json:"pass_rates,omitempty"`
 }
 
+// checkFilterPaths refuses an --out or --pass-rates that would overwrite an input.
+func checkFilterPaths(c *cli.Context) error {
+	in, out := c.String("in"), c.String("out")
+	if err := outpath.File("--out", out, append([]string{in}, c.StringSlice("decontaminate")...)...); err != nil {
+		return err
+	}
+	if p := c.String("pass-rates"); p != "" {
+		return outpath.File("--pass-rates", p, in, out)
+	}
+	return nil
+}
+
+// rankOut is where this rank writes: out on rank 0, a scratch file that cleanup removes on the
+// others (they filter too, but only rank 0 writes --out).
+func rankOut(o Options, out string) (string, func(), error) {
+	if o.World.Root() {
+		return out, func() {}, nil
+	}
+	scratch, err := os.MkdirTemp("", "gorstar-filter-rank-")
+	if err != nil {
+		return "", nil, err
+	}
+	return filepath.Join(scratch, filepath.Base(out)), func() { os.RemoveAll(scratch) }, nil
+}
+
 func dataFilter(c *cli.Context) (err error) {
 	o, err := globalOptions(c)
 	if err != nil {
@@ -71,13 +96,8 @@ func dataFilter(c *cli.Context) (err error) {
 		return err
 	}
 	in, out := c.String("in"), c.String("out")
-	if err := outpath.File("--out", out, append([]string{in}, c.StringSlice("decontaminate")...)...); err != nil {
+	if err := checkFilterPaths(c); err != nil {
 		return err
-	}
-	if p := c.String("pass-rates"); p != "" {
-		if err := outpath.File("--pass-rates", p, in, out); err != nil {
-			return err
-		}
 	}
 	fc, err := openFilterChecks(c, o)
 	if err != nil {
@@ -87,14 +107,11 @@ func dataFilter(c *cli.Context) (err error) {
 	if err := announceWorld(c, world); err != nil {
 		return err
 	}
-	if !o.World.Root() { // rank 0 writes --out; the others filter into a scratch file
-		scratch, err := os.MkdirTemp("", "gorstar-filter-rank-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(scratch)
-		out = filepath.Join(scratch, filepath.Base(out))
+	out, cleanup, err := rankOut(o, out)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	fo := data.FilterOptions{
 		In: in, Out: out,
 		IntegerAnswers: c.Bool("integer-answers"),

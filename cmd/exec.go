@@ -157,39 +157,9 @@ func execRun(c *cli.Context) error {
 	if err := inRange("--max-chars", c.Int("max-chars"), 0, 1<<30); err != nil {
 		return err
 	}
-	call := pytool.Call{Stdin: c.String("stdin")}
-	switch {
-	case c.IsSet("code") && c.NArg() > 0:
-		return usererr.New("exec run: give the code with --code or as a FILE, not both")
-	case c.IsSet("code"):
-		call.Code = c.String("code")
-	case c.NArg() == 1:
-		var data []byte
-		if c.Args().First() == "-" {
-			data, err = io.ReadAll(os.Stdin)
-		} else {
-			data, err = os.ReadFile(c.Args().First())
-		}
-		if err != nil {
-			return usererr.New("exec run: %v", err)
-		}
-		call.Code = string(data)
-	default:
-		return usererr.New("exec run: give the code with --code STR or as one FILE argument (see `gorstar exec run --help`)")
-	}
-	if s := c.String("timeout"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			return usererr.New("exec run --timeout: want a positive duration like 4s, got %q", s)
-		}
-		call.TimeoutS = d.Seconds()
-	}
-	if s := c.String("memory"); s != "" {
-		mb, err := parseMegabytes(s)
-		if err != nil {
-			return usererr.New("exec run --memory: %v", err)
-		}
-		call.MemoryMB = mb
+	call, err := execRunCall(c)
+	if err != nil {
+		return err
 	}
 	cfg.Workers = 1
 	cfg.QueueSize = 1
@@ -211,6 +181,47 @@ func execRun(c *cli.Context) error {
 	}
 	fmt.Fprintln(c.App.Writer, res.ToolText(max))
 	return nil
+}
+
+// execRunCall is the call of `exec run`: the code from --code, a FILE or stdin ("-"), with its
+// limits.
+func execRunCall(c *cli.Context) (pytool.Call, error) {
+	var err error
+	call := pytool.Call{Stdin: c.String("stdin")}
+	switch {
+	case c.IsSet("code") && c.NArg() > 0:
+		return call, usererr.New("exec run: give the code with --code or as a FILE, not both")
+	case c.IsSet("code"):
+		call.Code = c.String("code")
+	case c.NArg() == 1:
+		var data []byte
+		if c.Args().First() == "-" {
+			data, err = io.ReadAll(os.Stdin)
+		} else {
+			data, err = os.ReadFile(c.Args().First())
+		}
+		if err != nil {
+			return call, usererr.New("exec run: %v", err)
+		}
+		call.Code = string(data)
+	default:
+		return call, usererr.New("exec run: give the code with --code STR or as one FILE argument (see `gorstar exec run --help`)")
+	}
+	if s := c.String("timeout"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return call, usererr.New("exec run --timeout: want a positive duration like 4s, got %q", s)
+		}
+		call.TimeoutS = d.Seconds()
+	}
+	if s := c.String("memory"); s != "" {
+		mb, err := parseMegabytes(s)
+		if err != nil {
+			return call, usererr.New("exec run --memory: %v", err)
+		}
+		call.MemoryMB = mb
+	}
+	return call, nil
 }
 
 // parseMegabytes reads 384, 384MB, 384M, 1GB or 1G as mebibytes.
