@@ -1,3 +1,7 @@
+//go:build ignore
+//
+// (A standalone C program: the Go package of this directory does not build it.)
+
 // linear_calls.c — the kernels' packed linear forward called in a loop from a plain C program, the
 // baseline of the same calls inside gorstar's Go process (kernels/README.md, "Kernels inside a Go
 // process"; BenchmarkLinearForwardPackedCalls). Build and run from the repository root:

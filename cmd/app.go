@@ -1,8 +1,11 @@
 // Package cmd is gorstar's command line: the urfave/cli application, one file per command group,
 // the global flags and their resolution (globals.go). A handler turns flags into options, calls
-// the package that owns the capability and prints its result. cmd still holds code a second
-// caller would need — the benches' orchestration, chat's turn loop and endpoint client, memory
-// estimates — which belongs in those packages. The Python tool is package pytool.
+// the package that owns the capability and prints its result: the model benches run in package
+// bench, exec bench in pytool, chat's turns in rollout (Conversation), grading in reward, data
+// filter's model checks in eval (ProblemCheck), memory estimates in model and engine. What stays
+// here is command-line work: checking flags and paths, refusing what would not fit in memory
+// (limits.go), the global flags each command acts on (globaluse.go), and the printing. The
+// Python tool is package pytool.
 package cmd
 
 import (

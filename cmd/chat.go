@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -17,6 +16,7 @@ import (
 	"gorstar/internal/tooloptions"
 	"gorstar/internal/usererr"
 	"gorstar/pytool"
+	"gorstar/rollout"
 )
 
 func chatCommand() *cli.Command {
@@ -40,9 +40,10 @@ func chatCommand() *cli.Command {
 	}
 }
 
-// chatBackend produces one assistant turn for a conversation, writing its text as it comes.
+// chatBackend produces one assistant turn for a conversation, writing its text as it comes, and
+// the call it makes (nil for none).
 type chatBackend interface {
-	turn(ctx context.Context, msgs []chat.Message, out io.Writer) (chat.Message, error)
+	turn(ctx context.Context, msgs []chat.Message, out io.Writer) (chat.Message, *chat.ParsedToolCall, error)
 }
 
 func chatAction(c *cli.Context) error {
@@ -50,6 +51,45 @@ func chatAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkChatFlags(c); err != nil {
+		return err
+	}
+	var tools []json.RawMessage
+	if !c.Bool("no-tool") {
+		tools = []json.RawMessage{chat.PythonTool}
+	}
+	backend, closeBackend, err := openChatBackend(c, o, tools)
+	if err != nil {
+		return err
+	}
+	defer closeBackend()
+	conv := &rollout.Conversation{System: c.String("system"), MaxTurns: c.Int("max-turns"), ToolTextChars: o.Config.Rollout.ToolTextChars}
+	if tools != nil {
+		cfg := o.Config.Exec
+		if c.IsSet("sandbox") {
+			cfg.Sandbox = c.String("sandbox")
+		}
+		if pool, err := startTools(c.Context, c, o, tooloptions.From(cfg), pytool.BesideEngine(c.String("model") != "")); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "chat: the Python tool is unavailable (%v); tool calls are shown, not run\n", err)
+		} else {
+			defer pool.Close()
+			conv.Tools = pool
+		}
+	}
+	display := c.App.Writer
+	if o.JSON {
+		display = io.Discard // the conversations are printed as one JSON object at the end
+	}
+	if err := chatLoop(c.Context, backend, conv, c.App.Reader, display, !o.Quiet); err != nil {
+		return err
+	}
+	if o.JSON {
+		return printJSON(c, map[string]any{"conversations": conv.Conversations()})
+	}
+	return nil
+}
+
+func checkChatFlags(c *cli.Context) error {
 	if c.IsSet("model") == c.IsSet("endpoint") {
 		return usererr.New("chat: give exactly one of --model and --endpoint")
 	}
@@ -62,59 +102,29 @@ func chatAction(c *cli.Context) error {
 	if t := c.Float64("temperature"); t < 0 || t > 10 || t != t {
 		return usererr.New("--temperature: must be in 0..10, got %g", t)
 	}
-	var tools []json.RawMessage
-	if !c.Bool("no-tool") {
-		tools = []json.RawMessage{chat.PythonTool}
-	}
-	var backend chatBackend
+	return nil
+}
+
+// openChatBackend loads --model or connects to --endpoint; close frees it.
+func openChatBackend(c *cli.Context, o Options, tools []json.RawMessage) (chatBackend, func(), error) {
 	if dir := c.String("model"); dir != "" {
 		p, err := loadPolicy(c, o, dir, 0)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		defer p.Close()
 		r, err := p.Renderer(tools)
 		if err != nil {
-			return err
+			p.Close()
+			return nil, nil, err
 		}
-		backend = &localChat{p: p, r: r, maxTokens: c.Int("max-turn-tokens"), temperature: c.Float64("temperature")}
-	} else {
-		ep, err := newEndpointChat(c.Context, c.String("endpoint"), c.String("served-model"))
-		if err != nil {
-			return err
-		}
-		defer ep.close()
-		ep.tools, ep.maxTokens, ep.temperature = tools, c.Int("max-turn-tokens"), c.Float64("temperature")
-		backend = ep
+		return &localChat{p: p, r: r, maxTokens: c.Int("max-turn-tokens"), temperature: c.Float64("temperature")}, p.Close, nil
 	}
-	var pool pytool.Tools
-	if tools != nil {
-		cfg := o.Config.Exec
-		if c.IsSet("sandbox") {
-			cfg.Sandbox = c.String("sandbox")
-		}
-		if pool, err = startTools(c.Context, c, o, tooloptions.From(cfg), pytool.BesideEngine(c.String("model") != "")); err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "chat: the Python tool is unavailable (%v); tool calls are shown, not run\n", err)
-			pool = nil
-		} else {
-			defer pool.Close()
-		}
-	}
-	display := c.App.Writer
-	if o.JSON {
-		display = io.Discard // the conversations are printed as one JSON object at the end
-	}
-	convs, err := chatLoop(c.Context, backend, pool, c.App.Reader, display, chatSettings{
-		system: c.String("system"), maxTurns: c.Int("max-turns"), toolChars: o.Config.Rollout.ToolTextChars,
-		prompt: !o.Quiet,
-	})
+	ep, err := newEndpointChat(c.Context, c.String("endpoint"), c.String("served-model"))
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	if o.JSON {
-		return printJSON(c, map[string]any{"conversations": convs})
-	}
-	return nil
+	ep.tools, ep.maxTokens, ep.temperature = tools, c.Int("max-turn-tokens"), c.Float64("temperature")
+	return ep, ep.close, nil
 }
 
 // turnRefused is a turn the backend could not produce for this conversation (it fills the
@@ -123,98 +133,43 @@ type turnRefused struct{ msg string }
 
 func (t *turnRefused) Error() string { return t.msg }
 
-type chatSettings struct {
-	system    string
-	maxTurns  int
-	toolChars int
-	prompt    bool // print "> " before reading
-}
-
-// chatLoop reads user lines, runs assistant turns and their tool calls, prints everything and
-// returns the conversations held (one per /reset).
-func chatLoop(ctx context.Context, b chatBackend, pool pytool.Runner, in io.Reader, out io.Writer, s chatSettings) ([][]chat.Message, error) {
-	var msgs []chat.Message
-	var done [][]chat.Message
-	finish := func() [][]chat.Message {
-		if len(msgs) > 0 && msgs[len(msgs)-1].Role != chat.RoleSystem {
-			done = append(done, slices.Clone(msgs))
+// chatLoop reads user lines and asks them in conv, printing the turns (backend) and tool
+// responses as they come; /reset starts a new conversation.
+func chatLoop(ctx context.Context, b chatBackend, conv *rollout.Conversation, in io.Reader, out io.Writer, prompt bool) error {
+	reply := func(ctx context.Context, msgs []chat.Message) (chat.Message, *chat.ParsedToolCall, error) {
+		msg, call, err := b.turn(ctx, msgs, out)
+		if err == nil {
+			fmt.Fprintln(out)
 		}
-		return done
+		return msg, call, err
 	}
-	reset := func() {
-		finish()
-		msgs = nil
-		if s.system != "" {
-			msgs = append(msgs, chat.Message{Role: chat.RoleSystem, Content: s.system})
-		}
-	}
-	reset()
 	lines := bufio.NewScanner(in)
 	lines.Buffer(make([]byte, 1<<20), 1<<20)
 	for {
-		if s.prompt {
+		if prompt {
 			fmt.Fprint(out, "> ")
 		}
 		if !lines.Scan() {
-			return finish(), lines.Err()
+			return lines.Err()
 		}
-		line := strings.TrimSpace(lines.Text())
-		switch line {
+		switch line := strings.TrimSpace(lines.Text()); line {
 		case "":
-			continue
 		case "/exit", "/quit":
-			return finish(), nil
+			return nil
 		case "/reset":
-			reset()
+			conv.Reset()
 			fmt.Fprintln(out, "(new conversation)")
-			continue
-		}
-		mark := len(msgs)
-		msgs = append(msgs, chat.Message{Role: chat.RoleUser, Content: line})
-		for turn := 0; turn < s.maxTurns; turn++ {
-			msg, err := b.turn(ctx, msgs, out)
+		default:
+			err := conv.Ask(ctx, line, reply, func(text string) { fmt.Fprintf(out, "[tool] %s\n", text) })
 			var refused *turnRefused
 			if errors.As(err, &refused) && ctx.Err() == nil {
 				// The conversation no longer fits, or the endpoint refused it: say so and go on.
 				fmt.Fprintf(out, "(%v)\n", err)
-				msgs = msgs[:mark] // forget the failed exchange
-				break
+			} else if err != nil {
+				return err
 			}
-			if err != nil {
-				return finish(), err
-			}
-			fmt.Fprintln(out)
-			msgs = append(msgs, msg)
-			if len(msg.ToolCalls) == 0 || pool == nil || turn == s.maxTurns-1 {
-				break
-			}
-			text := runToolCall(ctx, pool, msg.ToolCalls[0], s.toolChars)
-			fmt.Fprintf(out, "[tool] %s\n", text)
-			msgs = append(msgs, chat.Message{Role: chat.RoleTool, Content: text, Name: msg.ToolCalls[0].Name})
 		}
 	}
-}
-
-// runToolCall runs the Python tool's {"code", "input"} arguments and returns the text the model sees.
-func runToolCall(ctx context.Context, pool pytool.Runner, call chat.ToolCall, maxChars int) string {
-	var args struct {
-		Code  string `json:"code"`
-		Input string `json:"input"`
-	}
-	if err := json.Unmarshal(call.Arguments, &args); err != nil || args.Code == "" {
-		return fmt.Sprintf("Error: the call to %s needs a \"code\" string argument", call.Name)
-	}
-	return pool.Run(ctx, pytool.Call{Code: args.Code, Stdin: args.Input}).ToolText(maxChars)
-}
-
-// toAssistant splits generated text into content and the first well-formed tool call.
-func toAssistant(text string) chat.Message {
-	msg := chat.Message{Role: chat.RoleAssistant, Content: text}
-	if call, found := chat.ParseToolCall(text); found && call.Error == "" {
-		msg.Content = strings.TrimRight(text[:call.Start], " \n")
-		msg.ToolCalls = []chat.ToolCall{call.Call}
-	}
-	return msg
 }
 
 // localChat generates with the in-process engine, printing tokens as they come.
@@ -225,20 +180,20 @@ type localChat struct {
 	temperature float64
 }
 
-func (l *localChat) turn(ctx context.Context, msgs []chat.Message, out io.Writer) (chat.Message, error) {
+func (l *localChat) turn(ctx context.Context, msgs []chat.Message, out io.Writer) (chat.Message, *chat.ParsedToolCall, error) {
 	prompt, err := l.r.RenderPrompt(msgs)
 	if err != nil {
-		return chat.Message{}, &turnRefused{fmt.Sprintf("chat: %v", err)}
+		return chat.Message{}, nil, &turnRefused{fmt.Sprintf("chat: %v", err)}
 	}
 	o := l.p.Engine.Options()
 	maxTokens := min(l.maxTokens, min(o.MaxContext, o.KVTokens)-len(prompt))
 	if maxTokens < 1 {
-		return chat.Message{}, &turnRefused{fmt.Sprintf("chat: the conversation (%d tokens) fills the context; /reset to start over", len(prompt))}
+		return chat.Message{}, nil, &turnRefused{fmt.Sprintf("chat: the conversation (%d tokens) fills the context; /reset to start over", len(prompt))}
 	}
 	seq, err := l.p.Engine.Submit(ctx, engine.Request{Prompt: prompt, MaxTokens: maxTokens,
 		Sampling: engine.Sampling{Temperature: l.temperature}, StopTokens: l.r.EndOfTurn()[:1]})
 	if err != nil {
-		return chat.Message{}, err
+		return chat.Message{}, nil, err
 	}
 	fmt.Fprint(out, l.p.Primer)
 	dec := l.p.Tokenizer.NewStreamDecoder(true)
@@ -247,7 +202,7 @@ func (l *localChat) turn(ctx context.Context, msgs []chat.Message, out io.Writer
 	for {
 		ev, err := seq.Next(ctx)
 		if err != nil {
-			return chat.Message{}, err
+			return chat.Message{}, nil, err
 		}
 		if ev.Kind == engine.EventToken {
 			piece := dec.Add(ev.Token)
@@ -257,12 +212,13 @@ func (l *localChat) turn(ctx context.Context, msgs []chat.Message, out io.Writer
 		}
 		if ev.Kind == engine.EventDone {
 			if ev.Err != nil {
-				return chat.Message{}, ev.Err
+				return chat.Message{}, nil, ev.Err
 			}
 			rest := dec.Flush()
 			text.WriteString(rest)
 			fmt.Fprint(out, rest)
-			return toAssistant(text.String()), nil
+			msg, call := rollout.AssistantText(text.String())
+			return msg, call, nil
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"gorstar/chat"
 	"gorstar/internal/usererr"
 	"gorstar/openai"
+	"gorstar/rollout"
 )
 
 // endpointChat asks an OpenAI-compatible server through the openai client.
@@ -61,7 +62,7 @@ func newEndpointChat(ctx context.Context, url, model string) (*endpointChat, err
 
 func (e *endpointChat) close() { e.client.Close() }
 
-func (e *endpointChat) turn(ctx context.Context, msgs []chat.Message, out io.Writer) (chat.Message, error) {
+func (e *endpointChat) turn(ctx context.Context, msgs []chat.Message, out io.Writer) (chat.Message, *chat.ParsedToolCall, error) {
 	req := openai.ChatRequest{Tools: e.tools, MaxTokens: e.maxTokens, Temperature: e.temperature}
 	for _, m := range msgs {
 		om := openai.ChatMessage{Role: m.Role, Content: m.Content, Name: m.Name}
@@ -75,12 +76,12 @@ func (e *endpointChat) turn(ctx context.Context, msgs []chat.Message, out io.Wri
 	switch status := openai.HTTPStatus(err); {
 	case err == nil:
 	case ctx.Err() != nil:
-		return chat.Message{}, ctx.Err()
+		return chat.Message{}, nil, ctx.Err()
 	case status >= http.StatusBadRequest && status < http.StatusInternalServerError:
 		// The server refused this conversation (it fills the context, …): say so and go on.
-		return chat.Message{}, &turnRefused{fmt.Sprintf("--endpoint %s", strings.TrimPrefix(err.Error(), "openai: "))}
+		return chat.Message{}, nil, &turnRefused{fmt.Sprintf("--endpoint %s", strings.TrimPrefix(err.Error(), "openai: "))}
 	default:
-		return chat.Message{}, usererr.New("--endpoint %s: %v", e.url, err)
+		return chat.Message{}, nil, usererr.New("--endpoint %s: %v", e.url, err)
 	}
 	m := answer.Message
 	reply := chat.Message{Role: chat.RoleAssistant, Content: m.Content}
@@ -93,5 +94,9 @@ func (e *endpointChat) turn(ctx context.Context, msgs []chat.Message, out io.Wri
 		reply.ToolCalls = append(reply.ToolCalls, chat.ToolCall{Name: c.Function.Name, Arguments: args})
 		fmt.Fprintf(out, "\n<tool_call>\n{\"name\": %q, \"arguments\": %s}\n</tool_call>", c.Function.Name, args)
 	}
-	return reply, nil
+	if len(m.ToolCalls) == 0 {
+		return reply, nil, nil
+	}
+	call := rollout.ServerToolCall(m.ToolCalls[0])
+	return reply, &call, nil
 }

@@ -12,6 +12,7 @@ import (
 	"gorstar/chat"
 	"gorstar/internal/testenv"
 	"gorstar/pytool"
+	"gorstar/rollout"
 )
 
 func TestChatWithLocalModel(t *testing.T) {
@@ -32,11 +33,12 @@ func TestChatWithLocalModel(t *testing.T) {
 // scriptedModel stands in for a model: it answers each turn with the next text.
 type scriptedModel struct{ texts []string }
 
-func (s *scriptedModel) turn(_ context.Context, _ []chat.Message, out io.Writer) (chat.Message, error) {
+func (s *scriptedModel) turn(_ context.Context, _ []chat.Message, out io.Writer) (chat.Message, *chat.ParsedToolCall, error) {
 	text := s.texts[0]
 	s.texts = s.texts[1:]
 	fmt.Fprint(out, text)
-	return toAssistant(text), nil
+	msg, call := rollout.AssistantText(text)
+	return msg, call, nil
 }
 
 // A tool call in an assistant turn runs in the sandbox and its output goes back to the model.
@@ -52,7 +54,8 @@ func TestChatLoopRunsToolCalls(t *testing.T) {
 	call, _ := json.Marshal(map[string]any{"name": "python", "arguments": map[string]string{"code": "print(6*7)"}})
 	m := &scriptedModel{texts: []string{"<reason>compute\n<tool_call>\n" + string(call) + "\n</tool_call>", "<reason>it is 42"}}
 	var out bytes.Buffer
-	_, err = chatLoop(context.Background(), m, pool, strings.NewReader("what is 6*7?\n"), &out, chatSettings{maxTurns: 4, toolChars: 256})
+	conv := &rollout.Conversation{Tools: pool, MaxTurns: 4, ToolTextChars: 256}
+	err = chatLoop(context.Background(), m, conv, strings.NewReader("what is 6*7?\n"), &out, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,18 +12,10 @@ import (
 	"gorstar/chat"
 	"gorstar/data"
 	"gorstar/eval"
-	"gorstar/eval/metrics"
 	"gorstar/internal/atomicfile"
 	"gorstar/internal/outpath"
 	"gorstar/internal/usererr"
-	"gorstar/rollout"
 	"gorstar/tokenizer"
-)
-
-// Reasons the model-aware checks of data filter drop a row (beside data's rule reasons).
-const (
-	dropPromptTokens = "prompt_tokens"
-	dropSolved       = "solved"
 )
 
 // Problems per pass-rate batch: enough samples in flight to fill the engine's batch many times
@@ -58,6 +49,31 @@ type filterResult struct {
 	PassRates string `json:"pass_rates,omitempty"`
 }
 
+// checkFilterPaths refuses an --out or --pass-rates that would overwrite an input.
+func checkFilterPaths(c *cli.Context) error {
+	in, out := c.String("in"), c.String("out")
+	if err := outpath.File("--out", out, append([]string{in}, c.StringSlice("decontaminate")...)...); err != nil {
+		return err
+	}
+	if p := c.String("pass-rates"); p != "" {
+		return outpath.File("--pass-rates", p, in, out)
+	}
+	return nil
+}
+
+// rankOut is where this rank writes: out on rank 0, a scratch file that cleanup removes on the
+// others (they filter too, but only rank 0 writes --out).
+func rankOut(o Options, out string) (string, func(), error) {
+	if o.World.Root() {
+		return out, func() {}, nil
+	}
+	scratch, err := os.MkdirTemp("", "gorstar-filter-rank-")
+	if err != nil {
+		return "", nil, err
+	}
+	return filepath.Join(scratch, filepath.Base(out)), func() { os.RemoveAll(scratch) }, nil
+}
+
 func dataFilter(c *cli.Context) (err error) {
 	o, err := globalOptions(c)
 	if err != nil {
@@ -72,13 +88,8 @@ func dataFilter(c *cli.Context) (err error) {
 		return err
 	}
 	in, out := c.String("in"), c.String("out")
-	if err := outpath.File("--out", out, append([]string{in}, c.StringSlice("decontaminate")...)...); err != nil {
+	if err := checkFilterPaths(c); err != nil {
 		return err
-	}
-	if p := c.String("pass-rates"); p != "" {
-		if err := outpath.File("--pass-rates", p, in, out); err != nil {
-			return err
-		}
 	}
 	fc, err := openFilterChecks(c, o)
 	if err != nil {
@@ -88,14 +99,11 @@ func dataFilter(c *cli.Context) (err error) {
 	if err := announceWorld(c, world); err != nil {
 		return err
 	}
-	if !o.World.Root() { // rank 0 writes --out; the others filter into a scratch file
-		scratch, err := os.MkdirTemp("", "gorstar-filter-rank-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(scratch)
-		out = filepath.Join(scratch, filepath.Base(out))
+	out, cleanup, err := rankOut(o, out)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	fo := data.FilterOptions{
 		In: in, Out: out,
 		IntegerAnswers: c.Bool("integer-answers"),
@@ -104,8 +112,8 @@ func dataFilter(c *cli.Context) (err error) {
 		NGram:          c.Int("ngram"),
 		Progress:       o.Progress(data.RowCount(in), "filter"),
 	}
-	if fc.render != nil || fc.rater != nil {
-		fo.Check, fo.CheckBatch = fc.check, passRateBatch
+	if fc.Render != nil || fc.Rater != nil {
+		fo.Check, fo.CheckBatch = fc.Check, passRateBatch
 	}
 	res, err := data.Filter(c.Context, fo)
 	if err != nil {
@@ -114,7 +122,7 @@ func dataFilter(c *cli.Context) (err error) {
 	if err := fc.commit(); err != nil {
 		return err
 	}
-	full := filterResult{FilterResult: res, Rated: fc.rated, PassRates: c.String("pass-rates")}
+	full := filterResult{FilterResult: res, Rated: fc.Rated, PassRates: c.String("pass-rates")}
 	if o.JSON {
 		return printJSON(c, full)
 	}
@@ -185,15 +193,9 @@ func checkFilterFlags(c *cli.Context) error {
 // filterChecks are the checks data filter composes after data's rules: the prompt's length in
 // tokens, then (on what is left) the policy's pass rate.
 type filterChecks struct {
-	maxTokens int
-	render    *chat.Renderer
-
-	maxRate float64
-	rater   *eval.Rater
-	rated   int
-	rates   *atomicfile.File
-	ratesW  *bufio.Writer
-	ratesJ  *json.Encoder
+	eval.ProblemCheck
+	rates  *atomicfile.File
+	ratesW *bufio.Writer
 }
 
 // openFilterChecks loads the tokenizer and opens the policy the flags ask for (none: no checks).
@@ -214,10 +216,10 @@ func openFilterChecks(c *cli.Context, o Options) (*filterChecks, error) {
 		}
 		co := chat.DefaultOptions() // what rollouts render with, under the configured template
 		co.Template = tmpl
-		if fc.render, err = chat.NewRenderer(tok, co); err != nil {
+		if fc.Render, err = chat.NewRenderer(tok, co); err != nil {
 			return nil, usererr.New("data filter: %s: %v", dir, err)
 		}
-		fc.maxTokens = c.Int("max-prompt-tokens")
+		fc.MaxPromptTokens = c.Int("max-prompt-tokens")
 	}
 	if !c.IsSet("max-pass-rate") {
 		return fc, nil
@@ -232,7 +234,7 @@ func openFilterChecks(c *cli.Context, o Options) (*filterChecks, error) {
 // openRater opens the policy with `gorstar eval`'s sampling ([eval] temperature and limits,
 // rollout.top_p, strict grading) and --samples per problem, and starts the --pass-rates file.
 func (fc *filterChecks) openRater(c *cli.Context, o Options) error {
-	fc.maxRate = c.Float64("max-pass-rate")
+	fc.MaxPassRate = c.Float64("max-pass-rate")
 	cfg := o.Config.Eval
 	cfg.Samples = o.Config.RL.HardOnlySamples
 	if c.IsSet("samples") {
@@ -242,7 +244,7 @@ func (fc *filterChecks) openRater(c *cli.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	fc.rater, err = eval.NewRater(c.Context, eo)
+	fc.Rater, err = eval.NewRater(c.Context, eo)
 	if err != nil {
 		return err
 	}
@@ -251,57 +253,9 @@ func (fc *filterChecks) openRater(c *cli.Context, o Options) error {
 			return err
 		}
 		fc.ratesW = bufio.NewWriter(fc.rates)
-		fc.ratesJ = json.NewEncoder(fc.ratesW)
+		fc.PassRates = json.NewEncoder(fc.ratesW)
 	}
 	return nil
-}
-
-// check is data.FilterOptions.Check: too long a prompt first, then too high a pass rate.
-func (fc *filterChecks) check(ctx context.Context, rows []data.Problem) ([]string, error) {
-	drop := make([]string, len(rows))
-	var toRate []data.Problem
-	var at []int
-	for i, p := range rows {
-		if fc.render != nil {
-			ids, err := rollout.Prompt(fc.render, p)
-			if err != nil {
-				return nil, fmt.Errorf("data filter: render problem %s: %w", p.ID, err)
-			}
-			if len(ids) > fc.maxTokens {
-				drop[i] = dropPromptTokens
-				continue
-			}
-		}
-		if fc.rater != nil {
-			toRate, at = append(toRate, p), append(at, i)
-		}
-	}
-	if len(toRate) == 0 {
-		return drop, nil
-	}
-	rates, err := fc.rater.Rate(ctx, toRate)
-	if err != nil {
-		return nil, err
-	}
-	fc.rated += len(rates)
-	for j, r := range rates {
-		kept := r.AtMost(fc.maxRate)
-		if !kept {
-			drop[at[j]] = dropSolved
-		}
-		if fc.ratesJ != nil {
-			if err := fc.ratesJ.Encode(passRateLine{PassRate: r, Kept: kept}); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return drop, nil
-}
-
-// passRateLine is a line of --pass-rates.
-type passRateLine struct {
-	metrics.PassRate
-	Kept bool `json:"kept"`
 }
 
 // commit publishes the --pass-rates file once the filter succeeded.
@@ -319,7 +273,7 @@ func (fc *filterChecks) close() {
 	if fc.rates != nil {
 		fc.rates.Abort()
 	}
-	if fc.rater != nil {
-		fc.rater.Close()
+	if fc.Rater != nil {
+		fc.Rater.Close()
 	}
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -49,6 +50,26 @@ func evalAction(c *cli.Context) (err error) {
 		return err
 	}
 	defer leaveWorld(world, &err)
+	eo, err := evalOptions(c, o)
+	if err != nil {
+		return err
+	}
+	if err := announceWorld(c, world); err != nil {
+		return err
+	}
+	res, err := eval.Run(c.Context, eo)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return printJSON(c, res)
+	}
+	printEval(c.App.Writer, res)
+	return nil
+}
+
+// evalOptions turns the flags of `eval` and the [eval] section into eval.Options.
+func evalOptions(c *cli.Context, o Options) (eval.Options, error) {
 	cfg := o.Config.Eval
 	if c.IsSet("samples") {
 		cfg.Samples = c.Int("samples")
@@ -71,7 +92,7 @@ func evalAction(c *cli.Context) (err error) {
 	}
 	eo, err := evalPolicyOptions(c, o, cfg, topP)
 	if err != nil {
-		return err
+		return eo, err
 	}
 	eo.NoTool, eo.Out = c.Bool("no-tool"), c.String("out")
 	switch files := c.StringSlice("data"); len(files) {
@@ -87,17 +108,11 @@ func evalAction(c *cli.Context) (err error) {
 	eo.Engine.KVTokens = c.Int("kv-tokens")
 	eo.Version = version
 	eo.Progress = progress.Options{Out: c.App.ErrWriter, Quiet: o.Quiet || o.JSON}
-	if err := announceWorld(c, world); err != nil {
-		return err
-	}
-	res, err := eval.Run(c.Context, eo)
-	if err != nil {
-		return err
-	}
-	if o.JSON {
-		return printJSON(c, res)
-	}
-	w := c.App.Writer
+	return eo, nil
+}
+
+// printEval prints the result of `eval`.
+func printEval(w io.Writer, res eval.Result) {
 	fmt.Fprintf(w, "avg pass@1 %.1f%% (strict; rstar2 grading %.1f%%) over %d problems × %d samples; pass@%d %.1f%%, maj@%d %.1f%%\n",
 		100*res.AvgPass1, 100*res.RStar2.AvgPass1, res.NProblems, res.K, res.K, 100*res.PassAtK, res.K, 100*res.MajAtK)
 	fmt.Fprintf(w, "mean response tokens %.0f, tool calls per response %.2f; results in %s, %s, %s\n",
@@ -106,7 +121,6 @@ func evalAction(c *cli.Context) (err error) {
 		fmt.Fprintln(w)
 		metrics.WriteSetTable(w, res.Sets)
 	}
-	return nil
 }
 
 // evalPolicyOptions are the eval.Options that `gorstar eval` and `gorstar data filter

@@ -157,39 +157,9 @@ func execRun(c *cli.Context) error {
 	if err := inRange("--max-chars", c.Int("max-chars"), 0, 1<<30); err != nil {
 		return err
 	}
-	call := pytool.Call{Stdin: c.String("stdin")}
-	switch {
-	case c.IsSet("code") && c.NArg() > 0:
-		return usererr.New("exec run: give the code with --code or as a FILE, not both")
-	case c.IsSet("code"):
-		call.Code = c.String("code")
-	case c.NArg() == 1:
-		var data []byte
-		if c.Args().First() == "-" {
-			data, err = io.ReadAll(os.Stdin)
-		} else {
-			data, err = os.ReadFile(c.Args().First())
-		}
-		if err != nil {
-			return usererr.New("exec run: %v", err)
-		}
-		call.Code = string(data)
-	default:
-		return usererr.New("exec run: give the code with --code STR or as one FILE argument (see `gorstar exec run --help`)")
-	}
-	if s := c.String("timeout"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			return usererr.New("exec run --timeout: want a positive duration like 4s, got %q", s)
-		}
-		call.TimeoutS = d.Seconds()
-	}
-	if s := c.String("memory"); s != "" {
-		mb, err := parseMegabytes(s)
-		if err != nil {
-			return usererr.New("exec run --memory: %v", err)
-		}
-		call.MemoryMB = mb
+	call, err := execRunCall(c)
+	if err != nil {
+		return err
 	}
 	cfg.Workers = 1
 	cfg.QueueSize = 1
@@ -211,6 +181,47 @@ func execRun(c *cli.Context) error {
 	}
 	fmt.Fprintln(c.App.Writer, res.ToolText(max))
 	return nil
+}
+
+// execRunCall is the call of `exec run`: the code from --code, a FILE or stdin ("-"), with its
+// limits.
+func execRunCall(c *cli.Context) (pytool.Call, error) {
+	var err error
+	call := pytool.Call{Stdin: c.String("stdin")}
+	switch {
+	case c.IsSet("code") && c.NArg() > 0:
+		return call, usererr.New("exec run: give the code with --code or as a FILE, not both")
+	case c.IsSet("code"):
+		call.Code = c.String("code")
+	case c.NArg() == 1:
+		var data []byte
+		if c.Args().First() == "-" {
+			data, err = io.ReadAll(os.Stdin)
+		} else {
+			data, err = os.ReadFile(c.Args().First())
+		}
+		if err != nil {
+			return call, usererr.New("exec run: %v", err)
+		}
+		call.Code = string(data)
+	default:
+		return call, usererr.New("exec run: give the code with --code STR or as one FILE argument (see `gorstar exec run --help`)")
+	}
+	if s := c.String("timeout"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return call, usererr.New("exec run --timeout: want a positive duration like 4s, got %q", s)
+		}
+		call.TimeoutS = d.Seconds()
+	}
+	if s := c.String("memory"); s != "" {
+		mb, err := parseMegabytes(s)
+		if err != nil {
+			return call, usererr.New("exec run --memory: %v", err)
+		}
+		call.MemoryMB = mb
+	}
+	return call, nil
 }
 
 // parseMegabytes reads 384, 384MB, 384M, 1GB or 1G as mebibytes.
@@ -259,110 +270,20 @@ func execServe(c *cli.Context) error {
 	return nil
 }
 
-// benchReport is one workload's line: the runner's figures and, side by side, the baseline's.
-type benchReport struct {
-	pytool.BenchResult
-	Runner        string              `json:"runner"`
-	Baseline      *pytool.BenchResult `json:"baseline,omitempty"`
-	SpeedUp       float64             `json:"speedup,omitempty"` // calls/s over the baseline's
-	BaselineNotes string              `json:"baseline_runner,omitempty"`
-}
-
 func execBench(c *cli.Context) error {
-	o, cfg, err := execConfig(c)
+	o, so, client, err := execBenchOptions(c)
 	if err != nil {
 		return err
 	}
-	if c.Duration("timeout") <= 0 {
-		return usererr.New("exec bench --timeout: must be positive, got %s", c.Duration("timeout"))
-	}
-	cfg.Timeout = c.Duration("timeout")
-	ctx := c.Context
-	workloads := strings.Split(c.String("workload"), ",")
-	for i, wl := range workloads {
-		workloads[i] = strings.TrimSpace(wl)
-		if _, ok := pytool.Workloads[workloads[i]]; !ok {
-			return usererr.New("exec bench --workload: want print, comb, sympy or mixed (or a comma list), got %q", wl)
-		}
-	}
-	if err := firstErr(
-		inRange("--concurrency", c.Int("concurrency"), 1, 1<<16),
-	); err != nil {
-		return err
-	}
-	if c.IsSet("calls") {
-		if err := inRange("--calls", c.Int("calls"), 1, 1<<30); err != nil {
-			return err
-		}
-	}
-	if c.Duration("duration") <= 0 {
-		return usererr.New("--duration: must be positive, got %s", c.Duration("duration"))
-	}
-	if c.IsSet("calls") && c.IsSet("duration") {
-		return usererr.New("exec bench: --duration does not apply to a load test (--calls)")
-	}
-	var runner pytool.Runner
-	var client *pytool.Client
-	var workers int
-	name := "pool"
-	if endpoints := c.StringSlice("endpoint"); len(endpoints) > 0 {
-		if client, err = pytool.NewClient(endpoints); err != nil {
-			return err
-		}
-		runner, name = client, "client"
-		if err := client.WaitReady(ctx, c.Duration("timeout")); err != nil {
-			return err
-		}
-	} else {
-		p, err := startPool(ctx, c, o, cfg)
-		if err != nil {
-			return err
-		}
+	if p, ok := so.Runner.(*pytool.Pool); ok {
 		defer p.Close()
-		runner, workers = p, p.Workers()
 	}
 	if n := c.Int("calls"); n > 0 {
-		return execLoadTest(c, o, runner, client, n)
+		return execLoadTest(c, o, so.Runner, client, n)
 	}
-	var reports []benchReport
-	runs := len(workloads)
-	if c.Bool("baseline") && client == nil {
-		runs *= 2
-	}
-	clock := newBenchClock(o, runs, c.Duration("duration"))
-	defer clock.finish()
-	for _, wl := range workloads {
-		if !o.Quiet && !clock.visible() {
-			fmt.Fprintf(c.App.ErrWriter, "bench %s: %s, %d in flight, %s\n", wl, name, c.Int("concurrency"), c.Duration("duration"))
-		}
-		clock.start(fmt.Sprintf("bench %s: %s, %d in flight", wl, name, c.Int("concurrency")))
-		r, err := pytool.Bench(ctx, runner, wl, c.Int("concurrency"), c.Duration("duration"))
-		clock.stop()
-		if err != nil {
-			return err
-		}
-		rep := benchReport{BenchResult: r, Runner: name}
-		if c.Bool("baseline") && client == nil {
-			fresh, err := pytool.NewFreshRunner(cfg, workers)
-			if err != nil {
-				return err
-			}
-			if !o.Quiet && !clock.visible() {
-				fmt.Fprintf(c.App.ErrWriter, "bench %s: fresh interpreter per call, rlimits only and no sandbox, as code-judge (%d at once), %d in flight, %s\n",
-					wl, workers, c.Int("concurrency"), c.Duration("duration"))
-			}
-			clock.start(fmt.Sprintf("bench %s: fresh python, no sandbox, %d in flight", wl, c.Int("concurrency")))
-			b, err := pytool.Bench(ctx, fresh, wl, c.Int("concurrency"), c.Duration("duration"))
-			clock.stop()
-			if err != nil {
-				return err
-			}
-			rep.Baseline, rep.BaselineNotes = &b, "fresh interpreter per call, no sandbox"
-			if b.CallsPerS > 0 {
-				rep.SpeedUp = r.CallsPerS / b.CallsPerS
-			}
-		}
-		reports = append(reports, rep)
+	reports, err := pytool.BenchSuite(c.Context, so)
+	if err != nil {
+		return err
 	}
 	if o.JSON {
 		if len(reports) == 1 {
@@ -370,7 +291,67 @@ func execBench(c *cli.Context) error {
 		}
 		return printJSON(c, map[string]any{"workloads": reports})
 	}
-	w := c.App.Writer
+	printBenchSuite(c.App.Writer, reports)
+	return nil
+}
+
+// execBenchOptions checks the flags of `exec bench` and starts its runner: a local pool, or a
+// client of the --endpoint servers (then also returned).
+func execBenchOptions(c *cli.Context) (Options, pytool.SuiteOptions, *pytool.Client, error) {
+	o, cfg, err := execConfig(c)
+	so := pytool.SuiteOptions{Name: "pool", Concurrency: c.Int("concurrency"), Duration: c.Duration("duration"),
+		Progress: progress.Options{Quiet: o.Quiet}}
+	if err != nil {
+		return o, so, nil, err
+	}
+	if c.Duration("timeout") <= 0 {
+		return o, so, nil, usererr.New("exec bench --timeout: must be positive, got %s", c.Duration("timeout"))
+	}
+	cfg.Timeout = c.Duration("timeout")
+	for _, wl := range strings.Split(c.String("workload"), ",") {
+		if _, ok := pytool.Workloads[strings.TrimSpace(wl)]; !ok {
+			return o, so, nil, usererr.New("exec bench --workload: want print, comb, sympy or mixed (or a comma list), got %q", wl)
+		}
+		so.Workloads = append(so.Workloads, strings.TrimSpace(wl))
+	}
+	if err := inRange("--concurrency", so.Concurrency, 1, 1<<16); err != nil {
+		return o, so, nil, err
+	}
+	if c.IsSet("calls") {
+		if err := inRange("--calls", c.Int("calls"), 1, 1<<30); err != nil {
+			return o, so, nil, err
+		}
+	}
+	if so.Duration <= 0 {
+		return o, so, nil, usererr.New("--duration: must be positive, got %s", so.Duration)
+	}
+	if c.IsSet("calls") && c.IsSet("duration") {
+		return o, so, nil, usererr.New("exec bench: --duration does not apply to a load test (--calls)")
+	}
+	if !o.Quiet {
+		so.Log = func(s string) { fmt.Fprintln(c.App.ErrWriter, s) }
+	}
+	if endpoints := c.StringSlice("endpoint"); len(endpoints) > 0 {
+		client, err := pytool.NewClient(endpoints)
+		if err != nil {
+			return o, so, nil, err
+		}
+		so.Runner, so.Name = client, "client"
+		return o, so, client, client.WaitReady(c.Context, c.Duration("timeout"))
+	}
+	p, err := startPool(c.Context, c, o, cfg)
+	if err != nil {
+		return o, so, nil, err
+	}
+	so.Runner = p
+	if c.Bool("baseline") {
+		so.Baseline, so.BaselineWorkers = &cfg, p.Workers()
+	}
+	return o, so, nil, nil
+}
+
+// printBenchSuite prints the reports of `exec bench` as a table.
+func printBenchSuite(w io.Writer, reports []pytool.SuiteReport) {
 	fmt.Fprintf(w, "%-8s %-26s %9s %10s %9s %9s %9s %7s", "workload", "runner", "calls", "calls/s", "p50 ms", "p90 ms", "p99 ms", "errors")
 	if len(reports) > 0 && reports[0].CPUMSPerCall > 0 {
 		fmt.Fprintf(w, " %11s %13s", "cpu ms/call", "in call's own")
@@ -396,7 +377,6 @@ func execBench(c *cli.Context) error {
 				r.Workload, r.CallCPUMSPerCall, runtime.NumCPU(), r.CallCPUBoundPerS)
 		}
 	}
-	return nil
 }
 
 // execLoadTest sends exactly n distinct calls and checks every answer (the 45K-calls test); with a

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"gorstar/internal/usererr"
-	"gorstar/model"
 )
 
 // The sane ranges of size, count and thread flags live here, checked before any work starts, and
@@ -75,32 +74,6 @@ func gib(b int64) string {
 		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 	}
 	return fmt.Sprintf("%d MiB", b>>20)
-}
-
-// trainBytes estimates the memory of a training step on batch×seq tokens: the weights with their
-// gradients and AdamW moments, the activations kept for backward (generously, every layer's),
-// and a chunk of logits.
-func trainBytes(c model.Config, batch, seq, lossChunk int) int64 {
-	params := c.NumParams()
-	tokens := int64(batch) * int64(seq)
-	qkv := int64(c.NumAttentionHeads+2*c.NumKeyValueHeads) * int64(c.HeadDim)
-	perTokenLayer := 12*int64(c.HiddenSize) + 4*int64(c.IntermediateSize) + 2*qkv
-	chunk := int64(lossChunk)
-	if chunk <= 0 || chunk > tokens {
-		chunk = tokens
-	}
-	floats := 4*params + tokens*perTokenLayer*int64(c.NumHiddenLayers) + 2*chunk*int64(c.VocabSize) + 4*tokens*int64(c.HiddenSize)
-	return 4 * floats
-}
-
-// engineBytes estimates the memory of a generation engine: the weights, the KV cache of kvTokens,
-// the buffers of one step of stepTokens and the logits of maxSeqs rows.
-func engineBytes(c model.Config, kvTokens, maxSeqs, stepTokens int) int64 {
-	qkv := int64(c.NumAttentionHeads+2*c.NumKeyValueHeads) * int64(c.HeadDim)
-	perStepToken := 8*int64(c.HiddenSize) + 3*int64(c.IntermediateSize) + 2*qkv
-	floats := c.NumParams() + int64(c.KVFloatsPerToken())*int64(kvTokens) + int64(stepTokens)*perStepToken +
-		2*int64(maxSeqs)*int64(c.VocabSize)
-	return 4 * floats
 }
 
 // capThreads caps a thread count at the cores available, with a warning on w: more threads than

@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
-	"gorstar/model"
 )
 
 func TestCapThreadsWarnsAboveTheCores(t *testing.T) {
@@ -30,19 +28,5 @@ func TestMemAvailable(t *testing.T) {
 	}
 	if _, ok := memAvailable(strings.NewReader("MemTotal: 1 kB\n")); ok {
 		t.Error("no MemAvailable line read as known")
-	}
-}
-
-// The estimates grow with what they are given, so a larger flag is never judged cheaper.
-func TestMemoryEstimatesGrow(t *testing.T) {
-	cfg, err := model.Preset("tiny", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a, b := trainBytes(cfg, 2, 64, 0), trainBytes(cfg, 4, 64, 0); b <= a || a <= 4*4*cfg.NumParams() {
-		t.Errorf("train: %d then %d", a, b)
-	}
-	if a, b := engineBytes(cfg, 1024, 8, 512), engineBytes(cfg, 4096, 8, 512); b <= a {
-		t.Errorf("engine: %d then %d", a, b)
 	}
 }

@@ -1,23 +1,18 @@
 package cmd
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
-	"runtime"
-	"strconv"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"gorstar/bench"
 	"gorstar/config"
 	"gorstar/internal/outpath"
 	"gorstar/internal/progress"
-	"gorstar/internal/stats"
 	"gorstar/internal/usererr"
 	"gorstar/kernels"
 	"gorstar/model"
@@ -309,23 +304,7 @@ func modelBench(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("generate") {
-		if c.Bool("train") {
-			return usererr.New("model bench: give one of --train and --generate")
-		}
-		if c.IsSet("batch") && c.Int("batch") < 1 {
-			return usererr.New("--batch: must be in 1..4096, got %d", c.Int("batch"))
-		}
-		for _, f := range []string{"seq", "steps", "recompute"} {
-			if c.IsSet(f) {
-				return usererr.New("model bench: --%s applies to --train", f)
-			}
-		}
-		if c.IsSet("model") && c.IsSet("preset") {
-			return usererr.New("model bench: give at most one of --model and --preset")
-		}
-		// Without --batch, generateBench runs batches 1, 2, 4, …, 64 (rollout batches shrink and grow); without --model/--preset, both presets.
-		return generateBench(c, o, c.String("model"), c.String("preset"), c.Int("batch"),
-			c.Int("prompt-len"), c.Int("new-tokens"), c.Int("repeat"), c.Bool("compare-torch"))
+		return generateBench(c, o)
 	}
 	if c.IsSet("model") == c.IsSet("preset") {
 		return usererr.New("model bench: give exactly one of --model and --preset")
@@ -338,174 +317,107 @@ func modelBench(c *cli.Context) error {
 	if err := initKernels(o); err != nil {
 		return err
 	}
-	var m *model.Model
-	name := c.String("model")
-	if name != "" {
-		if err := checkModelDir("--model", name); err != nil {
-			return err
-		}
-		m, err = model.Load(name)
-	} else {
-		name = c.String("preset")
-		var cfg model.Config
-		if cfg, err = model.Preset(name, 0); err == nil {
-			m, err = model.New(cfg, uint64(o.Seed))
-		}
+	bo, err := trainBenchOptions(c, o)
+	if bo.Model != nil {
+		defer bo.Model.Close()
 	}
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	batch, seq := 8, 512
+	res, err := bench.Train(c.Context, bo)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return printJSON(c, res)
+	}
+	printTrainBench(c.App.Writer, res)
+	return nil
+}
+
+// trainBenchOptions opens the model of `model bench --train` and checks its shapes and memory.
+// The model is returned (to be closed) even with an error.
+func trainBenchOptions(c *cli.Context, o Options) (bench.TrainOptions, error) {
+	bo := bench.TrainOptions{Name: c.String("model"), Dir: c.String("model"), Steps: c.Int("steps"), Repeat: c.Int("repeat"), Seed: uint64(o.Seed)}
+	var err error
+	if bo.Name != "" {
+		if err := checkModelDir("--model", bo.Name); err != nil {
+			return bo, err
+		}
+		bo.Model, err = model.Load(bo.Name)
+	} else {
+		bo.Name = c.String("preset")
+		var cfg model.Config
+		if cfg, err = model.Preset(bo.Name, 0); err == nil {
+			bo.Model, err = model.New(cfg, uint64(o.Seed))
+		}
+	}
+	if err != nil {
+		return bo, err
+	}
+	m := bo.Model
+	bo.Batch, bo.Seq = 8, 512
 	if m.Config.HiddenSize <= 128 {
-		batch, seq = 16, 256
+		bo.Batch, bo.Seq = 16, 256
 	}
 	if c.IsSet("batch") {
-		batch = c.Int("batch")
+		bo.Batch = c.Int("batch")
 	}
 	if c.IsSet("seq") {
-		seq = c.Int("seq")
+		bo.Seq = c.Int("seq")
 	}
 	m.Recompute, m.LossChunkTokens = o.Config.Model.RecomputeLayers, o.Config.Model.LossChunkTokens
 	if c.IsSet("recompute") {
 		m.Recompute = c.Int("recompute")
 	}
 	if err := setPrecision(c, o, m); err != nil {
-		return err
+		return bo, err
 	}
 	if err := firstErr(
-		inRange("--batch", batch, 1, 1<<16),
-		inRange("--seq", seq, 2, max(2, m.Config.MaxPositionEmbeddings)),
-		inRange("--steps", c.Int("steps"), 1, 1<<20),
-		inRange("--repeat", c.Int("repeat"), 1, 1000),
+		inRange("--batch", bo.Batch, 1, 1<<16),
+		inRange("--seq", bo.Seq, 2, max(2, m.Config.MaxPositionEmbeddings)),
+		inRange("--steps", bo.Steps, 1, 1<<20),
+		inRange("--repeat", bo.Repeat, 1, 1000),
 		inRange("--recompute", m.Recompute, 0, m.Config.NumHiddenLayers),
 	); err != nil {
-		return usererr.New("model bench %s: %v", name, err)
+		return bo, usererr.New("model bench %s: %v", bo.Name, err)
 	}
-	step := m.Config.StepMemory(m.Precision(), batch, seq, m.Recompute, m.LossChunkTokens)
-	need := step.Total - step.Weights - step.Master // the weights are loaded already
-	if err := checkMemory(fmt.Sprintf("model bench --batch %d --seq %d --recompute %d", batch, seq, m.Recompute), need, "--batch or --seq, or raise --recompute"); err != nil {
-		return err
-	}
-	threads := kernels.Threads()
-	// The ceiling, measured in the same run on the same threads: SGEMM on the step's MLP shapes,
-	// before every step and after the last (a shared machine's speed drifts over a run). The
-	// fraction reads the steps against the first and last of them; the paired fraction reads each
-	// step against the two beside it. With --repeat, that N times, and the medians.
-	flops := m.Config.TrainFLOPsPerToken(seq)
-	var repeats []trainRepeat
-	var last model.TrainBench
-	for range c.Int("repeat") {
-		r, res, err := benchTrainRepeat(c.Context, m, batch, seq, c.Int("steps"), uint64(o.Seed), flops)
-		if err != nil {
-			return err
-		}
-		repeats, last = append(repeats, r), res
-	}
-	mr := medianTrain(repeats)
-	tokensPerS, stepGFLOPS, sgemm, fraction := mr.TokensPerS, mr.StepGFLOPS, mr.SGEMM, mr.Fraction
-	out := map[string]any{
-		"mode": "train", "model": name, "batch": batch, "seq": seq, "steps": last.Steps, "threads": threads,
-		"backend": kernels.Backend(), "num_params": m.Config.NumParams(), "gomaxprocs": runtime.GOMAXPROCS(0),
-		"gflop_per_token": flops / 1e9, "tokens_per_s": tokensPerS, "seconds": mr.Seconds,
-		"step_gflops": stepGFLOPS, "sgemm_gflops": sgemm, "sgemm_gflops_before": mr.Before,
-		"sgemm_gflops_after": mr.After, "sgemm_fraction": fraction, "sgemm_fraction_paired": mr.Paired,
-	}
-	if len(repeats) > 1 {
-		out["repeats"] = repeats
+	need := model.TrainBytes(m.Config, bo.Batch, bo.Seq, m.LossChunkTokens)
+	if err := checkMemory(fmt.Sprintf("model bench --batch %d --seq %d", bo.Batch, bo.Seq), need, "--batch or --seq"); err != nil {
+		return bo, err
 	}
 	if c.Bool("compare-torch") {
-		if skip := torchMissing(c, flagOr(c, "python", "/usr/bin/python3")); skip != "" {
-			out["torch_skipped"] = skip
-			if !o.Quiet {
-				fmt.Fprintln(c.App.ErrWriter, "gorstar: "+skip)
-			}
-		} else {
-			torch, err := torchTrainBench(c, m, name, batch, seq, threads)
-			if err != nil {
-				return err
-			}
-			out["torch_tokens_per_s"] = torch
-			out["ratio"] = tokensPerS / torch
+		bo.Torch, bo.Warn = torchOf(c, o)
+		if _, err := os.Stat(bo.Torch.Script); err != nil {
+			return bo, usererr.New("--torch-script: %v (run from the repository root or pass the path)", err)
 		}
 	}
-	if o.JSON {
-		return printJSON(c, out)
+	return bo, nil
+}
+
+// torchOf is the PyTorch side of `model bench` and where it warns.
+func torchOf(c *cli.Context, o Options) (*bench.Torch, func(string)) {
+	t := &bench.Torch{Python: flagOr(c, "python", "/usr/bin/python3"), Script: flagOr(c, "torch-script", bench.DefaultTorchScript), Stderr: c.App.ErrWriter}
+	return t, func(msg string) {
+		if !o.Quiet {
+			fmt.Fprintln(c.App.ErrWriter, "gorstar: "+msg)
+		}
 	}
+}
+
+func printTrainBench(w io.Writer, res bench.TrainResult) {
 	median := ""
-	if len(repeats) > 1 {
-		for i, r := range repeats {
-			fmt.Fprintf(c.App.Writer, "repeat %d: %.0f tokens/s = %.1f GFLOP/s, %.0f%% of SGEMM's %.1f GFLOP/s (%.1f before, %.1f after; step by step %.0f%%)\n",
+	if len(res.Repeats) > 1 {
+		for i, r := range res.Repeats {
+			fmt.Fprintf(w, "repeat %d: %.0f tokens/s = %.1f GFLOP/s, %.0f%% of SGEMM's %.1f GFLOP/s (%.1f before, %.1f after; step by step %.0f%%)\n",
 				i+1, r.TokensPerS, r.StepGFLOPS, 100*r.Fraction, r.SGEMM, r.Before, r.After, 100*r.Paired)
 		}
-		median = fmt.Sprintf("median of %d: ", len(repeats))
+		median = fmt.Sprintf("median of %d: ", len(res.Repeats))
 	}
-	fmt.Fprintf(c.App.Writer, "%s%s %d×%d, %d threads (%s): %.0f tokens/s = %.1f GFLOP/s (%.3f GFLOP a token), %.0f%% of SGEMM's %.1f GFLOP/s on the step's shapes (each step against the SGEMM runs beside it: %.0f%%)\n",
-		median, name, batch, seq, threads, kernels.Backend(), tokensPerS, stepGFLOPS, flops/1e9, 100*fraction, sgemm, 100*mr.Paired)
-	if t, ok := out["torch_tokens_per_s"].(float64); ok {
-		fmt.Fprintf(c.App.Writer, "pytorch: %.0f tokens/s; gorstar/pytorch = %.2f\n", t, out["ratio"])
-	}
-	return nil
-}
-
-// sgemmRefTime is how long each SGEMM reference measurement of `model bench --train` runs.
-const sgemmRefTime = 500 * time.Millisecond
-
-// benchTrainRepeat is one repeat of `model bench --train`: the training steps, with the SGEMM
-// reference measured before each and after the last, on one OS thread (one OpenMP team).
-func benchTrainRepeat(ctx context.Context, m *model.Model, batch, seq, steps int, seed uint64, flops float64) (trainRepeat, model.TrainBench, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	ref := model.NewSGEMMRef(m.Config, batch*seq)
-	defer ref.Close()
-	var refs []float64
-	res, err := model.BenchmarkTrainEach(ctx, m, batch, seq, steps, seed, func() error {
-		g, err := ref.Rate(ctx, sgemmRefTime)
-		refs = append(refs, g)
-		return err
-	})
-	if err != nil {
-		return trainRepeat{}, res, err
-	}
-	before, after := refs[0], refs[len(refs)-1]
-	r := trainRepeat{TokensPerS: res.TokensPerSecond, Seconds: res.Seconds, StepGFLOPS: flops * res.TokensPerSecond / 1e9,
-		SGEMM: (before + after) / 2, Before: before, After: after}
-	r.Fraction = r.StepGFLOPS / r.SGEMM
-	paired := make([]float64, len(res.StepSeconds))
-	for i, sec := range res.StepSeconds {
-		paired[i] = flops * float64(batch*seq) / sec / 1e9 / ((refs[i] + refs[i+1]) / 2)
-	}
-	r.Paired = stats.Median(paired)
-	return r, res, nil
-}
-
-// trainRepeat is one measurement of `model bench --train` (SGEMM, then each step and SGEMM again).
-type trainRepeat struct {
-	TokensPerS float64 `json:"tokens_per_s"`
-	Seconds    float64 `json:"seconds"`
-	StepGFLOPS float64 `json:"step_gflops"`
-	SGEMM      float64 `json:"sgemm_gflops"` // the mean of Before and After
-	Before     float64 `json:"sgemm_gflops_before"`
-	After      float64 `json:"sgemm_gflops_after"`
-	Fraction   float64 `json:"sgemm_fraction"` // StepGFLOPS / SGEMM
-	// Paired is the median over the steps of each step's GFLOP/s over the mean of the SGEMM
-	// measurements just before and after it: the drift of a longer span cancels out.
-	Paired float64 `json:"sgemm_fraction_paired"`
-}
-
-// medianTrain is the field-by-field median of the repeats (one repeat: itself). The fraction is the
-// median of each repeat's own, not the ratio of the medians.
-func medianTrain(rs []trainRepeat) trainRepeat {
-	med := func(f func(trainRepeat) float64) float64 { return stats.MedianOf(rs, f) }
-	return trainRepeat{
-		TokensPerS: med(func(r trainRepeat) float64 { return r.TokensPerS }),
-		Seconds:    med(func(r trainRepeat) float64 { return r.Seconds }),
-		StepGFLOPS: med(func(r trainRepeat) float64 { return r.StepGFLOPS }),
-		SGEMM:      med(func(r trainRepeat) float64 { return r.SGEMM }),
-		Before:     med(func(r trainRepeat) float64 { return r.Before }),
-		After:      med(func(r trainRepeat) float64 { return r.After }),
-		Fraction:   med(func(r trainRepeat) float64 { return r.Fraction }),
-		Paired:     med(func(r trainRepeat) float64 { return r.Paired }),
+	fmt.Fprintf(w, "%s%s %d×%d, %d threads (%s): %.0f tokens/s = %.1f GFLOP/s (%.3f GFLOP a token), %.0f%% of SGEMM's %.1f GFLOP/s on the step's shapes (each step against the SGEMM runs beside it: %.0f%%)\n",
+		median, res.Model, res.Batch, res.Seq, res.Threads, res.Backend, res.TokensPerS, res.StepGFLOPS, res.GFLOPPerToken, 100*res.Fraction, res.SGEMM, 100*res.Paired)
+	if res.TorchTokensPerS > 0 {
+		fmt.Fprintf(w, "pytorch: %.0f tokens/s; gorstar/pytorch = %.2f\n", res.TorchTokensPerS, res.Ratio)
 	}
 }
 
@@ -518,66 +430,17 @@ func encodeText(dir, text string) ([]int32, error) {
 	return tok.EncodeWithSpecials(text, true), nil
 }
 
-// torchTrainBench runs the PyTorch reference's train-bench on the same model, shapes and threads
-// and returns its tokens per second. Its BLAS and OpenMP get the same thread count, and
-// OMP_WAIT_POLICY=PASSIVE keeps idle OpenMP threads from starving OpenBLAS.
-func torchTrainBench(c *cli.Context, m *model.Model, name string, batch, seq, threads int) (float64, error) {
-	args := []string{"--batch", strconv.Itoa(batch), "--seq", strconv.Itoa(seq), "--steps", strconv.Itoa(c.Int("steps"))}
-	if m.Precision() == model.BF16 {
-		args = append(args, "--autocast-bf16") // PyTorch's CPU mixed precision against gorstar's bf16
-	}
-	return torchBench(c, m, name, threads, "train-bench", args...)
-}
-
-// torchBench runs one of the PyTorch reference's benchmark modes on the model and returns its
-// tokens_per_s.
-func torchBench(c *cli.Context, m *model.Model, name string, threads int, mode string, args ...string) (float64, error) {
-	dir := c.String("model")
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "gorstar-bench-")
-		if err != nil {
-			return 0, err
-		}
-		defer os.RemoveAll(tmp)
-		dir = filepath.Join(tmp, name)
-		if err := m.Save(dir); err != nil {
-			return 0, err
-		}
-	}
-	script := c.String("torch-script")
-	if _, err := os.Stat(script); err != nil {
-		return 0, usererr.New("--torch-script: %v (run from the repository root or pass the path)", err)
-	}
-	cmd := osexec.CommandContext(c.Context, c.String("python"),
-		append([]string{script, mode, "--model", dir, "--threads", strconv.Itoa(threads)}, args...)...)
-	n := strconv.Itoa(threads)
-	cmd.Env = append(os.Environ(), "OMP_WAIT_POLICY=PASSIVE", "OMP_NUM_THREADS="+n, "OPENBLAS_NUM_THREADS="+n, "MKL_NUM_THREADS="+n)
-	cmd.Stderr = c.App.ErrWriter
-	out, err := cmd.Output()
-	if err != nil {
-		return 0, fmt.Errorf("run %s %s: %w", script, mode, err)
-	}
-	var res struct {
-		TokensPerS float64 `json:"tokens_per_s"`
-	}
-	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
-	if err := json.Unmarshal(lines[len(lines)-1], &res); err != nil || res.TokensPerS <= 0 {
-		return 0, fmt.Errorf("%s %s: no tokens_per_s in its output %q", script, mode, out)
-	}
-	return res.TokensPerS, nil
-}
-
 // setPrecision applies --dtype, else model.dtype, to m.
 func setPrecision(c *cli.Context, o Options, m *model.Model) error {
-	p, err := flagPrecision(c, o)
+	p, err := precisionOf(c, o)
 	if err != nil {
 		return err
 	}
 	return m.SetPrecision(p)
 }
 
-// flagPrecision is --dtype, else model.dtype.
-func flagPrecision(c *cli.Context, o Options) (model.Precision, error) {
+// precisionOf is --dtype, else model.dtype.
+func precisionOf(c *cli.Context, o Options) (model.Precision, error) {
 	dt := o.Config.Model.DType
 	if c.IsSet("dtype") {
 		dt = c.String("dtype")

@@ -1,11 +1,12 @@
 package cmd
 
 import (
-	"gorstar/internal/testmodel"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gorstar/internal/testmodel"
 )
 
 // runTokenize runs `gorstar model tokenize ARGS`.

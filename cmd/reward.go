@@ -1,23 +1,15 @@
 package cmd
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"gorstar/internal/atomicfile"
-	"gorstar/internal/jsonerr"
 	"gorstar/internal/outpath"
-	"gorstar/internal/plainjson"
 	"gorstar/internal/usererr"
 	"gorstar/reward"
 )
@@ -42,15 +34,6 @@ func rewardCommand() *cli.Command {
 	}
 }
 
-// gradeLine is one input line: its fields kept as they were, plus the parsed pair.
-type gradeLine struct {
-	fields   map[string]json.RawMessage
-	response string
-	answer   string
-	opts     reward.Options
-	result   reward.Result
-}
-
 func rewardGrade(c *cli.Context) error {
 	o, err := globalOptions(c)
 	if err != nil {
@@ -73,25 +56,17 @@ func rewardGrade(c *cli.Context) error {
 			return err
 		}
 	}
-	lines, bad, err := readGradeLines(c.App.Reader, in, mode)
+	pairs, bad, err := readPairs(c.App.Reader, in, mode)
 	if err != nil {
 		return err
 	}
 	reportBadLines(c.App.ErrWriter, bad) // even under --quiet or --json: rows were left out
-
-	bar := o.Progress(int64(len(lines)), "grade")
+	bar := o.Progress(int64(len(pairs)), "grade")
 	start := time.Now()
-	gradeAll(lines, o.Threads, bar.Add)
+	correct := reward.GradePairs(pairs, o.Threads, bar.Add)
 	elapsed := time.Since(start)
 	bar.Finish()
-
-	correct := 0
-	for _, l := range lines {
-		if l.result.Correct {
-			correct++
-		}
-	}
-	write := func(w io.Writer) error { return writeGradeLines(w, lines) }
+	write := func(w io.Writer) error { return reward.WritePairs(w, pairs) }
 	switch out := c.String("out"); {
 	case out != "":
 		if err := atomicfile.Write(out, write); err != nil {
@@ -105,12 +80,12 @@ func rewardGrade(c *cli.Context) error {
 	if o.JSON {
 		perS := 0.0
 		if elapsed > 0 {
-			perS = float64(len(lines)) / elapsed.Seconds()
+			perS = float64(len(pairs)) / elapsed.Seconds()
 		}
-		return printJSON(c, map[string]any{"n": len(lines), "correct": correct, "per_s": perS, "bad_lines": len(bad)})
+		return printJSON(c, map[string]any{"n": len(pairs), "correct": correct, "per_s": perS, "bad_lines": len(bad)})
 	}
 	if !o.Quiet {
-		fmt.Fprintf(c.App.ErrWriter, "reward: %d/%d correct (mode %s)", correct, len(lines), mode)
+		fmt.Fprintf(c.App.ErrWriter, "reward: %d/%d correct (mode %s)", correct, len(pairs), mode)
 		if len(bad) > 0 {
 			fmt.Fprintf(c.App.ErrWriter, "; %d bad lines not graded", len(bad))
 		}
@@ -119,11 +94,8 @@ func rewardGrade(c *cli.Context) error {
 	return nil
 }
 
-// readGradeLines reads every line. A line that is not a pair is reported in bad ("file:line:
-// what is wrong") and left out; the rest are graded. An input with no gradable line is an error
-// naming the first bad line, so a wrong file fails before any output is written.
-// A path of "-" reads stdin. An input without a line is an error, as for the data commands.
-func readGradeLines(stdin io.Reader, path string, mode reward.Mode) (lines []*gradeLine, bad []string, err error) {
+// readPairs reads the pairs of path ("-": stdin).
+func readPairs(stdin io.Reader, path string, mode reward.Mode) ([]*reward.Pair, []string, error) {
 	src := stdin
 	if path != "-" {
 		f, err := os.Open(path)
@@ -133,34 +105,7 @@ func readGradeLines(stdin io.Reader, path string, mode reward.Mode) (lines []*gr
 		defer f.Close()
 		src = f
 	}
-	r := bufio.NewReaderSize(src, 1<<20)
-	for n := 1; ; n++ {
-		raw, err := r.ReadBytes('\n')
-		if err != nil && err != io.EOF {
-			return nil, nil, fmt.Errorf("read %s line %d: %w", path, n, err)
-		}
-		if len(bytes.TrimSpace(raw)) > 0 {
-			l, perr := parseGradeLine(raw, mode)
-			if perr != nil {
-				bad = append(bad, fmt.Sprintf("%s:%d: %v", path, n, perr))
-			} else {
-				lines = append(lines, l)
-			}
-		}
-		if err == io.EOF {
-			switch {
-			case len(lines) == 0 && len(bad) > 0:
-				more := ""
-				if len(bad) > 1 {
-					more = fmt.Sprintf(" (and %d more bad lines)", len(bad)-1)
-				}
-				return nil, nil, usererr.New("%s%s; no line to grade", bad[0], more)
-			case len(lines) == 0:
-				return nil, nil, usererr.New("%s: empty (no lines to grade)", path)
-			}
-			return lines, bad, nil
-		}
-	}
+	return reward.ReadPairs(src, path, mode)
 }
 
 // reportBadLines names the lines left out, five at most, one line each.
@@ -172,95 +117,4 @@ func reportBadLines(w io.Writer, bad []string) {
 		}
 		fmt.Fprintf(w, "reward grade: not graded: %s\n", b)
 	}
-}
-
-func parseGradeLine(raw []byte, mode reward.Mode) (*gradeLine, error) {
-	l := &gradeLine{opts: reward.Options{Mode: mode}}
-	if err := json.Unmarshal(raw, &l.fields); err != nil {
-		msg, _ := jsonerr.Describe(err)
-		return nil, errors.New(msg)
-	}
-	if l.fields == nil {
-		return nil, fmt.Errorf("invalid JSON: want an object, got null")
-	}
-	for _, f := range []struct {
-		name    string
-		into    *string
-		numeric bool // a number is taken as its text (datasets store some answers as 27.0)
-	}{{"response", &l.response, false}, {"answer", &l.answer, true}} {
-		v, ok := l.fields[f.name]
-		if !ok {
-			return nil, fmt.Errorf("missing field %q", f.name)
-		}
-		if json.Unmarshal(v, f.into) == nil {
-			continue
-		}
-		if text, ok := reward.NumberAnswer(string(v)); ok && f.numeric {
-			*f.into = text
-			continue
-		}
-		if f.numeric {
-			return nil, fmt.Errorf("field %q: want a string or a number, got %s", f.name, abbreviate(v))
-		}
-		return nil, fmt.Errorf("field %q: want a string, got %s", f.name, abbreviate(v))
-	}
-	if v, ok := l.fields["truncated"]; ok {
-		if err := json.Unmarshal(v, &l.opts.Truncated); err != nil {
-			return nil, fmt.Errorf("field \"truncated\": want true or false, got %s", abbreviate(v))
-		}
-	}
-	return l, nil
-}
-
-func abbreviate(v []byte) string {
-	if len(v) > 40 {
-		return string(v[:40]) + "…"
-	}
-	return string(v)
-}
-
-// gradeAll grades lines on all cores (or --threads of them); reward.Grade is safe for concurrent use.
-func gradeAll(lines []*gradeLine, threads int, done func(int)) {
-	if threads <= 0 {
-		threads = runtime.NumCPU()
-	}
-	next := make(chan *gradeLine)
-	var wg sync.WaitGroup
-	for w := 0; w < threads; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for l := range next {
-				l.result = reward.Grade(l.response, l.answer, l.opts)
-				done(1)
-			}
-		}()
-	}
-	for _, l := range lines {
-		next <- l
-	}
-	close(next)
-	wg.Wait()
-}
-
-func writeGradeLines(w io.Writer, lines []*gradeLine) error {
-	bw := bufio.NewWriter(w)
-	enc := plainjson.NewEncoder(bw)
-	for _, l := range lines {
-		l.fields["correct"] = mustJSON(l.result.Correct)
-		l.fields["extracted"] = mustJSON(l.result.Extracted)
-		l.fields["reason"] = mustJSON(l.result.Reason)
-		if err := enc.Encode(l.fields); err != nil {
-			return err
-		}
-	}
-	return bw.Flush()
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // bools and strings always marshal
-	}
-	return b
 }

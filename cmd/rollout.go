@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -94,17 +95,9 @@ func rolloutAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	problems, err := data.ReadAllProblems(c.String("data"))
+	problems, err := readGradedProblems(c.String("data"))
 	if err != nil {
 		return err
-	}
-	if len(problems) == 0 {
-		return usererr.New("--data %s: no problems", c.String("data"))
-	}
-	for i, p := range problems {
-		if p.Answer == "" {
-			return usererr.New("--data %s: problem %d (%s) has no answer to grade against", c.String("data"), i+1, p.ID)
-		}
 	}
 	p, err := openRolloutPolicy(c, o)
 	if err != nil {
@@ -133,22 +126,7 @@ func rolloutAction(c *cli.Context) error {
 		ck.Discard() // unless it holds finished trajectories
 		return err
 	}
-	if len(ck.Done) > 0 { // the totals over every trajectory; the rates stay this run's
-		rate, secs := sum.DecodeTokensPerS, sum.Seconds
-		trajs = ck.Merge(trajs)
-		sum = rollout.Summarize(trajs, 0)
-		sum.DecodeTokensPerS, sum.Seconds, sum.Resumed = rate, secs, len(ck.Done)
-	}
-	if err := rollout.WriteParquet(out, trajs); err != nil {
-		return err
-	}
-	if path := c.String("jsonl"); path != "" {
-		if err := rollout.WriteJSONL(path, trajs); err != nil {
-			os.Remove(out) // both files or neither
-			return err
-		}
-	}
-	if err := ck.Finish(); err != nil {
+	if sum, err = ck.Write(out, c.String("jsonl"), trajs, sum); err != nil {
 		return err
 	}
 	if o.JSON {
@@ -166,6 +144,23 @@ func rolloutAction(c *cli.Context) error {
 
 // rolloutRun rolls out what the checkpoint lacks (nothing, with no sandbox started, when it lacks
 // nothing), keeping each trajectory in it as it finishes.
+// readGradedProblems reads the problems of --data, each with an answer to grade against.
+func readGradedProblems(path string) ([]data.Problem, error) {
+	problems, err := data.ReadAllProblems(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) == 0 {
+		return nil, usererr.New("--data %s: no problems", path)
+	}
+	for i, p := range problems {
+		if p.Answer == "" {
+			return nil, usererr.New("--data %s: problem %d (%s) has no answer to grade against", path, i+1, p.ID)
+		}
+	}
+	return problems, nil
+}
+
 func rolloutRun(c *cli.Context, o Options, p *rollout.Policy, execCfg pytool.Options, opts rollout.Options,
 	problems []data.Problem, ck *rollout.Checkpoint) ([]rollout.Trajectory, rollout.Summary, error) {
 	if len(ck.Done) == len(problems)*opts.Samples {
@@ -312,39 +307,11 @@ func rolloutBench(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	bo := rollout.DefaultBenchOptions()
-	bo.ToolSleep, bo.Rollouts, bo.Concurrency, bo.Seed = c.Duration("tool-sleep"), c.Int("trajectories"), c.Int("concurrency"), uint64(o.Seed)
-	bo.Repeats, bo.ToolSessions = c.Int("repeat"), o.Config.Rollout.ToolSessions
-	if bo.Rollouts < 1 || bo.Concurrency < 1 || bo.ToolSleep < 0 || bo.Repeats < 1 {
-		return usererr.New("rollout bench: --trajectories, --concurrency and --repeat must be ≥ 1 and --tool-sleep ≥ 0")
-	}
-	if err := initKernels(o); err != nil {
-		return err
-	}
-	var words []string
-	if c.Bool("role-words") {
-		words = tokenizer.ChatRoleWords
-	}
-	m, tok, err := presetPolicy(c.String("preset"), o.Seed, words...)
+	bo, m, tok, pool, err := rolloutBenchSetup(c, o)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	cfg := o.Config.Exec
-	if c.IsSet("sandbox") {
-		cfg.Sandbox = c.String("sandbox")
-	}
-	cfg.Workers = bo.Concurrency
-	if c.IsSet("workers") {
-		cfg.Workers = c.Int("workers")
-	}
-	if err := cfg.Validate(); err != nil {
-		return usererr.Wrap(err)
-	}
-	pool, err := startTools(c.Context, c, o, tooloptions.From(cfg), pytool.BesideEngine(true))
-	if err != nil {
-		return err
-	}
 	defer pool.Close()
 	if !o.Quiet {
 		fmt.Fprintf(c.App.ErrWriter, "rollout bench: %d rollouts, %d at once, tools sleep %s: overlapped, naive, engine only…\n",
@@ -354,15 +321,59 @@ func rolloutBench(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res.ToolPriority, res.RoleWords = "remote", len(words) > 0
+	res.ToolPriority, res.RoleWords = "remote", c.Bool("role-words")
 	if local, ok := pool.(*pytool.Pool); ok {
 		res.ToolPriority = local.Priority()
 	}
 	if o.JSON {
 		return printJSON(c, res)
 	}
+	printRolloutBench(c.App.Writer, res)
+	return nil
+}
+
+// rolloutBenchSetup checks the flags of `rollout bench` and opens its policy and tools.
+func rolloutBenchSetup(c *cli.Context, o Options) (rollout.BenchOptions, *model.Model, *tokenizer.Tokenizer, pytool.Tools, error) {
+	bo := rollout.DefaultBenchOptions()
+	bo.ToolSleep, bo.Rollouts, bo.Concurrency, bo.Seed = c.Duration("tool-sleep"), c.Int("trajectories"), c.Int("concurrency"), uint64(o.Seed)
+	bo.Repeats, bo.ToolSessions = c.Int("repeat"), o.Config.Rollout.ToolSessions
+	if bo.Rollouts < 1 || bo.Concurrency < 1 || bo.ToolSleep < 0 || bo.Repeats < 1 {
+		return bo, nil, nil, nil, usererr.New("rollout bench: --trajectories, --concurrency and --repeat must be ≥ 1 and --tool-sleep ≥ 0")
+	}
+	if err := initKernels(o); err != nil {
+		return bo, nil, nil, nil, err
+	}
+	var words []string
+	if c.Bool("role-words") {
+		words = tokenizer.ChatRoleWords
+	}
+	cfg := o.Config.Exec
+	if c.IsSet("sandbox") {
+		cfg.Sandbox = c.String("sandbox")
+	}
+	cfg.Workers = bo.Concurrency
+	if c.IsSet("workers") {
+		cfg.Workers = c.Int("workers")
+	}
+	if err := cfg.Validate(); err != nil {
+		return bo, nil, nil, nil, usererr.Wrap(err)
+	}
+	m, tok, err := presetPolicy(c.String("preset"), o.Seed, words...)
+	if err != nil {
+		return bo, nil, nil, nil, err
+	}
+	pool, err := startTools(c.Context, c, o, tooloptions.From(cfg), pytool.BesideEngine(true))
+	if err != nil {
+		m.Close()
+		return bo, nil, nil, nil, err
+	}
+	return bo, m, tok, pool, nil
+}
+
+// printRolloutBench prints the result of `rollout bench`.
+func printRolloutBench(w io.Writer, res rollout.BenchResult) {
 	for i, r := range res.Runs {
-		fmt.Fprintf(c.App.Writer, "repeat %d: overlapped %.2f s, naive %.2f s (%.2f×); decoding %.0f%% of %.0f tokens/s; "+
+		fmt.Fprintf(w, "repeat %d: overlapped %.2f s, naive %.2f s (%.2f×); decoding %.0f%% of %.0f tokens/s; "+
 			"outside this process %.0f%% of all cores\n", i+1, r.OverlappedS, r.NaiveS, r.Speedup, 100*r.DecodeShare,
 			r.EngineOnlyTokensPerS, 100*r.OutsideCPUShare)
 	}
@@ -370,26 +381,25 @@ func rolloutBench(c *cli.Context) error {
 	if len(res.Runs) > 1 {
 		median = fmt.Sprintf("median of %d: ", len(res.Runs))
 	}
-	fmt.Fprintf(c.App.Writer, "%soverlapped %.2f s, naive %.2f s: %.2f× faster; decoding %.0f tokens/s during rollouts, "+
+	fmt.Fprintf(w, "%soverlapped %.2f s, naive %.2f s: %.2f× faster; decoding %.0f tokens/s during rollouts, "+
 		"%.0f without tools (%.0f%%); %d tokens, %d tool calls (%d failed), tool p50 %.0f ms\n", median,
 		res.OverlappedS, res.NaiveS, res.Speedup, res.DecodeTokensPerS, res.EngineOnlyTokensPerS,
 		100*res.DecodeShare, res.GeneratedTokens, res.ToolCalls, res.FailedToolCalls, res.ToolP50MS)
-	fmt.Fprintf(c.App.Writer, "with the %d appended tool-turn tokens, the engine ran %.0f%% of its rate alone during the overlapped run\n",
+	fmt.Fprintf(w, "with the %d appended tool-turn tokens, the engine ran %.0f%% of its rate alone during the overlapped run\n",
 		res.AppendedTokens, 100*res.RowShare)
 	if res.OutsideCPUShare > 0 {
-		fmt.Fprintf(c.App.Writer, "during the overlapped run: each call's own processes %.1f ms of CPU; outside this process "+
+		fmt.Fprintf(w, "during the overlapped run: each call's own processes %.1f ms of CPU; outside this process "+
 			"(the sandbox at %s priority, and anything else on the machine) %.0f%% of all cores\n", res.ToolCallCPUMS,
 			res.ToolPriority, 100*res.OutsideCPUShare)
 	}
 	if res.EngineCores > 0 {
-		fmt.Fprintf(c.App.Writer, "this process used %.2f cores during the overlapped run and %.2f with the engine alone\n",
+		fmt.Fprintf(w, "this process used %.2f cores during the overlapped run and %.2f with the engine alone\n",
 			res.EngineCores, res.EngineOnlyCores)
 	}
 	if res.CPUBoundShare > 0 {
-		fmt.Fprintf(c.App.Writer, "with that CPU and the sandbox's on these %d cores, no schedule could decode faster than %.0f%% of the engine alone\n",
+		fmt.Fprintf(w, "with that CPU and the sandbox's on these %d cores, no schedule could decode faster than %.0f%% of the engine alone\n",
 			runtime.NumCPU(), 100*res.CPUBoundShare)
 	}
-	return nil
 }
 
 // presetPolicy is a random model of a preset with the byte-level chat tokenizer (what `gorstar

@@ -101,16 +101,16 @@ func checkEngineFlags(c *cli.Context, dir string) error {
 	if kv == 0 { // the engine's default: 65536 tokens or 4 GiB of cache, at least one context
 		kv = max(min(65536, (4<<30)/max(4*cfg.KVFloatsPerToken(), 1)), cfg.MaxPositionEmbeddings, 1)
 	}
-	need := engineBytes(cfg, kv, seqs, max(step, seqs))
+	need := engine.MemoryBytes(cfg, kv, seqs, max(step, seqs))
 	// Name the one flag whose share of the memory is the largest: lowering it helps most.
 	shares := []struct {
 		flag  string
 		value int
 		bytes int64
 	}{
-		{"--kv-tokens", kv, engineBytes(cfg, kv, 0, 0)},
-		{"--max-seqs", seqs, engineBytes(cfg, 0, seqs, 0)},
-		{"--step-tokens", step, engineBytes(cfg, 0, 0, max(step, seqs))},
+		{"--kv-tokens", kv, engine.MemoryBytes(cfg, kv, 0, 0)},
+		{"--max-seqs", seqs, engine.MemoryBytes(cfg, 0, seqs, 0)},
+		{"--step-tokens", step, engine.MemoryBytes(cfg, 0, 0, max(step, seqs))},
 	}
 	top := shares[0]
 	for _, s := range shares[1:] {

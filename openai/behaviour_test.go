@@ -1,11 +1,12 @@
 package openai_test
 
 import (
-	"gorstar/openai"
 	"slices"
 	"strings"
 	"testing"
 	"unicode"
+
+	"gorstar/openai"
 
 	"gorstar/engine"
 	"gorstar/internal/testserve"

@@ -3,7 +3,6 @@ package openai_test
 import (
 	"context"
 	"fmt"
-	"gorstar/openai"
 	"math"
 	"net"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"gorstar/openai"
 
 	"gorstar/engine"
 	"gorstar/internal/testmodel"

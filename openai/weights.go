@@ -75,11 +75,7 @@ func (c *Client) pushWeights(ctx context.Context, ep *endpoint, dir, version str
 // loadWeights asks the server, or runs the hook where the server has no such endpoint, and
 // returns the weight version the server reports (version when it reports none).
 func (c *Client) loadWeights(ctx context.Context, ep *endpoint, dir, version string) (string, error) {
-	body := map[string]any{"model_path": dir}
-	if version != "" {
-		body["weight_version"] = version
-	}
-	js, _ := json.Marshal(body)
+	js, _ := json.Marshal(UpdateWeightsRequest{ModelPath: dir, WeightVersion: version})
 	data, err := c.post(ctx, ep.url+"/update_weights_from_disk", js)
 	var ae *attemptError
 	if errors.As(err, &ae) && (ae.status == http.StatusNotFound || ae.status == http.StatusMethodNotAllowed) {
@@ -88,11 +84,7 @@ func (c *Client) loadWeights(ctx context.Context, ep *endpoint, dir, version str
 		}
 		return version, c.runHook(ctx, ep, dir, version)
 	}
-	var r struct {
-		Success       bool            `json:"success"`
-		Message       string          `json:"message"`
-		WeightVersion json.RawMessage `json:"weight_version"`
-	}
+	var r UpdateWeightsResponse
 	if jerr := json.Unmarshal(data, &r); jerr != nil || !r.Success {
 		if err == nil {
 			err = fmt.Errorf("the server did not load the weights: %s", strings.TrimSpace(string(data)))

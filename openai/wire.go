@@ -195,3 +195,25 @@ type ErrorBody struct {
 	Param   *string `json:"param"`
 	Code    *string `json:"code"`
 }
+
+// UpdateWeightsRequest is the body of POST /update_weights_from_disk (SGLang's): load the
+// safetensors of ModelPath into the served model.
+type UpdateWeightsRequest struct {
+	ModelPath     string `json:"model_path"`
+	LoadFormat    string `json:"load_format,omitempty"`    // "", "auto" or "safetensors"
+	WeightVersion string `json:"weight_version,omitempty"` // a label for the new weights (default: the server's count)
+}
+
+// UpdateWeightsResponse answers /update_weights_from_disk. WeightVersion is a string from SGLang
+// and gorstar serve and may be a number elsewhere; a refusal has only Success and Message.
+type UpdateWeightsResponse struct {
+	Message           string          `json:"message"`
+	NumPausedRequests *int            `json:"num_paused_requests,omitempty"`
+	Success           bool            `json:"success"`
+	WeightVersion     json.RawMessage `json:"weight_version,omitempty"`
+}
+
+// WeightVersionResponse answers GET /get_weight_version.
+type WeightVersionResponse struct {
+	WeightVersion json.RawMessage `json:"weight_version"`
+}

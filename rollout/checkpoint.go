@@ -230,3 +230,26 @@ func (c *Checkpoint) Finish() error {
 	}
 	return checkpoint.Remove(c.Path())
 }
+
+// Write ends a run that finished: it merges the earlier run's trajectories into this run's (the
+// summary then counts them all, its rates staying this run's), writes the Parquet traces to out
+// and, when jsonl is not "", the same as JSON lines (both files or neither), and finishes the
+// checkpoint. It returns the summary of what was written.
+func (c *Checkpoint) Write(out, jsonl string, trajs []Trajectory, sum Summary) (Summary, error) {
+	if len(c.Done) > 0 {
+		rate, secs := sum.DecodeTokensPerS, sum.Seconds
+		trajs = c.Merge(trajs)
+		sum = Summarize(trajs, 0)
+		sum.DecodeTokensPerS, sum.Seconds, sum.Resumed = rate, secs, len(c.Done)
+	}
+	if err := WriteParquet(out, trajs); err != nil {
+		return sum, err
+	}
+	if jsonl != "" {
+		if err := WriteJSONL(jsonl, trajs); err != nil {
+			os.Remove(out)
+			return sum, err
+		}
+	}
+	return sum, c.Finish()
+}

@@ -133,3 +133,35 @@ func TestCheckpointRefusesOtherManifest(t *testing.T) {
 		t.Errorf("the earlier traces' manifest became %q", b)
 	}
 }
+
+// Write merges the resumed trajectories into the run's, counts them all and writes both files.
+func TestCheckpointWrite(t *testing.T) {
+	dir := t.TempDir()
+	out, jsonl := filepath.Join(dir, "t.parquet"), filepath.Join(dir, "t.jsonl")
+	problems := []data.Problem{{ID: "a"}, {ID: "b"}}
+	man := Manifest{Data: "p.jsonl", DataSHA256: "d", Problems: 2, Samples: 1, Seed: 1, Temperature: 1}
+	ck, err := OpenCheckpoint(out, man, problems)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck.Add(Trajectory{ProblemID: "b", ProblemIndex: 1, ResponseIDs: []int32{5}, Finish: FinishAnswer, Correct: true})
+	ck.Close()
+	if ck, err = OpenCheckpoint(out, man, problems); err != nil || len(ck.Done) != 1 {
+		t.Fatalf("resume: %v, %d done", err, len(ck.Done))
+	}
+	sum, err := ck.Write(out, jsonl, []Trajectory{{ProblemID: "a", ResponseIDs: []int32{7}, Finish: FinishNoCall}},
+		Summary{Trajectories: 1, DecodeTokensPerS: 12, Seconds: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Trajectories != 2 || sum.Correct != 1 || sum.Resumed != 1 || sum.DecodeTokensPerS != 12 || sum.Seconds != 3 {
+		t.Errorf("summary %+v", sum)
+	}
+	b, err := os.ReadFile(jsonl)
+	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); err != nil || len(lines) != 2 || !strings.Contains(lines[0], `"problem_id":"a"`) {
+		t.Errorf("jsonl %q: %v", b, err)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("no traces: %v", err)
+	}
+}

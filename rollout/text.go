@@ -158,7 +158,7 @@ func (r *textRun) loop(ctx context.Context) (FinishReason, error) {
 		turnText := msg.Content
 		parsed, found := chat.ParseToolCall(msg.Content)
 		if len(msg.ToolCalls) > 0 {
-			parsed, found = serverCall(msg.ToolCalls[0]), true
+			parsed, found = ServerToolCall(msg.ToolCalls[0]), true
 			turnText += callText(msg.ToolCalls[0])
 		}
 		r.text.WriteString(turnText)
@@ -187,18 +187,6 @@ func (r *textRun) loop(ctx context.Context) (FinishReason, error) {
 		r.msgs = append(r.msgs, assistant, reply)
 		r.text.WriteString("\n<tool_response>\n" + rec.ToolText + "\n</tool_response>\n")
 	}
-}
-
-// serverCall is the call a server's tool parser returned, as the template's parser reads one.
-func serverCall(tc openai.ToolCall) chat.ParsedToolCall {
-	args := json.RawMessage(tc.Function.Arguments)
-	if strings.TrimSpace(tc.Function.Arguments) == "" {
-		args = json.RawMessage("{}")
-	}
-	if !json.Valid(args) {
-		return chat.ParsedToolCall{Error: fmt.Sprintf("Error: the arguments of the call to %s are not JSON.", tc.Function.Name)}
-	}
-	return chat.ParsedToolCall{Call: chat.ToolCall{Name: tc.Function.Name, Arguments: args}}
 }
 
 // callText writes a server-parsed call back in the ChatML layout, so the trajectory's text

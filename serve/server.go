@@ -76,8 +76,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/metrics", s.onlyMethod(http.MethodGet, s.metrics))
 	mux.HandleFunc("/update_weights_from_disk", s.onlyMethod(http.MethodPost, s.updateWeightsFromDisk))
 	mux.HandleFunc("/get_weight_version", s.onlyMethod(http.MethodGet, func(w http.ResponseWriter, r *http.Request) error {
-		_, v := s.weights.current()
-		plainjson.WriteHTTP(w, http.StatusOK, map[string]any{"weight_version": v})
+		plainjson.WriteHTTP(w, http.StatusOK, openai.WeightVersionResponse{WeightVersion: s.weightVersion()})
 		return nil
 	}))
 	mux.HandleFunc("/stats", s.onlyMethod(http.MethodGet, func(w http.ResponseWriter, r *http.Request) error {
@@ -256,6 +255,11 @@ func nonNil(ids []int32) []int32 {
 // weightVersion is the weight_version every answer carries, as a JSON string.
 func (s *Server) weightVersion() json.RawMessage {
 	_, v := s.weights.current()
+	return versionJSON(v)
+}
+
+// versionJSON is a weight version as the wire types carry it.
+func versionJSON(v string) json.RawMessage {
 	raw, _ := json.Marshal(v)
 	return raw
 }

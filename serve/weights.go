@@ -10,6 +10,7 @@ import (
 
 	"gorstar/internal/plainjson"
 	"gorstar/model"
+	"gorstar/openai"
 	"gorstar/safetensors"
 )
 
@@ -42,13 +43,6 @@ func (w *weightState) bump(label string) string {
 	return w.version
 }
 
-// updateWeightsRequest is SGLang's update_weights_from_disk body (the fields gorstar uses).
-type updateWeightsRequest struct {
-	ModelPath     string `json:"model_path"`
-	LoadFormat    string `json:"load_format"`    // "", "auto" or "safetensors"
-	WeightVersion string `json:"weight_version"` // a label for the new weights (default: the update count)
-}
-
 // updateWeightsFromDisk answers POST /update_weights_from_disk as SGLang does: the safetensors of
 // model_path replace the served model's weights between two engine steps; 200 {"success": true,
 // "message", "weight_version"} or 400 {"success": false, "message"}. Sequences in flight go on
@@ -56,14 +50,14 @@ type updateWeightsRequest struct {
 // batches for on-policy samples.
 func (s *Server) updateWeightsFromDisk(w http.ResponseWriter, r *http.Request) error {
 	fail := func(format string, args ...any) error {
-		plainjson.WriteHTTP(w, http.StatusBadRequest, map[string]any{"success": false, "message": fmt.Sprintf(format, args...)})
+		plainjson.WriteHTTP(w, http.StatusBadRequest, openai.UpdateWeightsResponse{Message: fmt.Sprintf(format, args...)})
 		return nil
 	}
 	body, err := s.readBody(w, r)
 	if err != nil {
 		return fail("%v", err)
 	}
-	var req updateWeightsRequest
+	var req openai.UpdateWeightsRequest
 	if err := decodeBody(body, &req); err != nil {
 		return fail("%v", err)
 	}
@@ -80,8 +74,9 @@ func (s *Server) updateWeightsFromDisk(w http.ResponseWriter, r *http.Request) e
 		return fail("%v", err)
 	}
 	version := s.weights.bump(req.WeightVersion)
-	plainjson.WriteHTTP(w, http.StatusOK, map[string]any{"success": true, "weight_version": version, "num_paused_requests": 0,
-		"message": fmt.Sprintf("loaded %d tensors from %s; weight version %s", n, req.ModelPath, version)})
+	paused := 0
+	plainjson.WriteHTTP(w, http.StatusOK, openai.UpdateWeightsResponse{Success: true, WeightVersion: versionJSON(version), NumPausedRequests: &paused,
+		Message: fmt.Sprintf("loaded %d tensors from %s; weight version %s", n, req.ModelPath, version)})
 	return nil
 }
 
