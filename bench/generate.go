@@ -95,7 +95,7 @@ func Generate(ctx context.Context, o GenerateOptions) (GenerateResult, error) {
 
 // generateModel is Generate on one model.
 func generateModel(ctx context.Context, o GenerateOptions, name string, torch *Torch, bar *progress.Bar) ([]GenerateRow, error) {
-	m, dir, cleanup, err := loadModel(name, o.Dirs, o.Seed, torch != nil)
+	m, dir, cleanup, err := loadModel(name, o.Dirs, o.Seed, torch != nil, o.Precision)
 	if err != nil {
 		return nil, err
 	}
@@ -159,10 +159,14 @@ func generateRow(name string, batch int, o GenerateOptions, runs, torchRuns []fl
 }
 
 // loadModel loads a model directory or makes a preset's random model; with wantDir, a preset is
-// also saved to a temporary directory for the PyTorch side. cleanup frees both.
-func loadModel(name string, isDir bool, seed uint64, wantDir bool) (*model.Model, string, func(), error) {
+// also saved to a temporary directory for the PyTorch side. cleanup frees both. A directory loads
+// for inference only: at bf16 its weights go straight into bf16 buffers, with no fp32 copy.
+func loadModel(name string, isDir bool, seed uint64, wantDir bool, prec model.Precision) (*model.Model, string, func(), error) {
 	if isDir {
-		m, err := model.Load(name)
+		if prec == "" {
+			prec = model.FP32
+		}
+		m, err := model.LoadWith(name, model.LoadOptions{Precision: prec, Inference: true})
 		if err != nil {
 			return nil, "", nil, err
 		}

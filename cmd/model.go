@@ -382,8 +382,9 @@ func trainBenchOptions(c *cli.Context, o Options) (bench.TrainOptions, error) {
 	); err != nil {
 		return bo, usererr.New("model bench %s: %v", bo.Name, err)
 	}
-	need := model.TrainBytes(m.Config, bo.Batch, bo.Seq, m.LossChunkTokens)
-	if err := checkMemory(fmt.Sprintf("model bench --batch %d --seq %d", bo.Batch, bo.Seq), need, "--batch or --seq"); err != nil {
+	step := m.Config.StepMemory(m.Precision(), bo.Batch, bo.Seq, m.Recompute, m.LossChunkTokens)
+	need := step.Total - step.Weights - step.Master // the weights are loaded already
+	if err := checkMemory(fmt.Sprintf("model bench --batch %d --seq %d --recompute %d", bo.Batch, bo.Seq, m.Recompute), need, "--batch or --seq, or raise --recompute"); err != nil {
 		return bo, err
 	}
 	if c.Bool("compare-torch") {
