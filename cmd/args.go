@@ -108,6 +108,9 @@ func unknownCommand(typed, word string, cmds []*cli.Command) error {
 	var names []string
 	best, bestDist := "", 1<<30
 	for _, c := range cmds {
+		if c.Hidden {
+			continue
+		}
 		names = append(names, c.Name)
 		d := suggest.Distance(word, c.Name)
 		if strings.HasPrefix(c.Name, word) {

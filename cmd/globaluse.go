@@ -43,6 +43,8 @@ var globalUse = map[string][]string{
 	"config show":    {"run-dir", "seed", "device", "threads"},
 	"config check":   {"run-dir", "seed", "device", "threads"},
 	"config keys":    {"run-dir", "seed", "device", "threads"},
+	"doctor":         {},
+	"gpu-probe":      {},
 }
 
 // checkedGlobals are the global flags globalUse speaks for.
