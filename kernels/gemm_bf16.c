@@ -35,6 +35,9 @@ enum { BKC = GK_BF16_KC, BNC_UNIT = 1024, DP_MR = 12, DP_NR = 32 };
 /* ---- packing ------------------------------------------------------------------------------ */
 
 enum { PACK_RUN = 64 };
+#ifndef GK_PACK_PF
+#define GK_PACK_PF 1
+#endif
 
 /* Pair p of an op(X) row as 32-bit bf16 pairs (low half k = 2p), or two widened floats odd first. */
 static inline __attribute__((always_inline)) void put_pair(void *dst, const int f32, size_t p, int W, int i,
@@ -53,45 +56,74 @@ static inline __attribute__((always_inline)) void put_pair(void *dst, const int 
  * same for A (W = MR) and for B (W = NR, X = Bᵀ: op(B)[k][n] is row n of Bᵀ). */
 static inline __attribute__((always_inline)) void pack_panels(void *dst, const void *X, const int dt, int ld,
                                                               const int trans, int r0, int rows, int p0, int kc,
-                                                              int W, const int f32) {
+                                                              const int W, const int f32) {
     const int kcp = (kc + 1) / 2, full = kc / 2;
     const size_t panel = (size_t)W * kcp * (f32 ? 8 : 4); /* bytes */
+    if (trans) {
+        /* X is [k][r]: rows 2p and 2p + 1 of X give pair p of every column. A pair at a time over
+         * all the panels, so that each source row is read once, in order, as a whole (panel by
+         * panel, a weight gradient's transposed operands were read W columns of a row at a time,
+         * 2 x kc rows apart, and packing took ~18% of the product); the next pairs' rows are
+         * fetched PACK_AHEAD pairs ahead. */
+        enum { PACK_AHEAD = 4 };
+        const int np = (rows + W - 1) / W, esz = dt ? 2 : 4;
+        for (int p = 0; p < kcp; p++) {
+            const size_t at = ((size_t)p0 + 2 * p) * (size_t)ld + r0;
+            if (GK_PACK_PF && p + PACK_AHEAD < full) {
+                const char *r = (const char *)X + (at + (size_t)2 * PACK_AHEAD * ld) * esz;
+                for (int b = 0; b < rows * esz; b += 64) {
+                    __builtin_prefetch(r + b);
+                    __builtin_prefetch(r + (size_t)ld * esz + b);
+                }
+            }
+            for (int q = 0; q < np; q++) {
+                void *d = (char *)dst + q * panel;
+                const size_t a = at + (size_t)q * W;
+                if (p < full && rows - q * W >= W) { /* a whole panel: W a constant, the loop vectorizes */
+                    for (int i = 0; i < W; i++) put_pair(d, f32, p, W, i, gk_bf16_at(X, dt, a + i), gk_bf16_at(X, dt, a + ld + i));
+                    continue;
+                }
+                const int n = rows - q * W < W ? rows - q * W : W;
+                for (int i = 0; i < n; i++)
+                    put_pair(d, f32, p, W, i, gk_bf16_at(X, dt, a + i), p < full ? gk_bf16_at(X, dt, a + ld + i) : 0);
+                for (int i = n; i < W; i++) put_pair(d, f32, p, W, i, 0, 0);
+            }
+        }
+        return;
+    }
     for (int ir = 0; ir < rows; ir += W, dst = (char *)dst + panel) {
         const int n = rows - ir < W ? rows - ir : W;
-        if (!trans) { /* rows contiguous along k: row by row */
-            for (int i = 0; i < n; i++) {
-                const size_t at = ((size_t)r0 + ir + i) * (size_t)ld + p0;
-                /* pairs of a stretch of the row first (a loop that vectorizes), then spread W apart */
-                for (int q0 = 0; q0 < full; q0 += PACK_RUN) {
-                    const int cnt = full - q0 < PACK_RUN ? full - q0 : PACK_RUN;
-                    uint16_t lo[PACK_RUN], hi[PACK_RUN];
-                    for (int q = 0; q < cnt; q++) {
-                        lo[q] = gk_bf16_at(X, dt, at + 2 * (q0 + q));
-                        hi[q] = gk_bf16_at(X, dt, at + 2 * (q0 + q) + 1);
-                    }
-                    for (int q = 0; q < cnt; q++) put_pair(dst, f32, q0 + q, W, i, lo[q], hi[q]);
+        /* rows contiguous along k: row by row */
+        for (int i = 0; i < n; i++) {
+            const size_t at = ((size_t)r0 + ir + i) * (size_t)ld + p0;
+            /* pairs of a stretch of the row first (a loop that vectorizes), then spread W apart */
+            for (int q0 = 0; q0 < full; q0 += PACK_RUN) {
+                const int cnt = full - q0 < PACK_RUN ? full - q0 : PACK_RUN;
+                uint16_t lo[PACK_RUN], hi[PACK_RUN];
+                for (int q = 0; q < cnt; q++) {
+                    lo[q] = gk_bf16_at(X, dt, at + 2 * (q0 + q));
+                    hi[q] = gk_bf16_at(X, dt, at + 2 * (q0 + q) + 1);
                 }
-                if (full < kcp) put_pair(dst, f32, full, W, i, gk_bf16_at(X, dt, at + 2 * full), 0);
+                for (int q = 0; q < cnt; q++) put_pair(dst, f32, q0 + q, W, i, lo[q], hi[q]);
             }
-        } else { /* X is [k][r]: two source rows per pair, contiguous along r */
-            for (int p = 0; p < kcp; p++) {
-                const size_t at = ((size_t)p0 + 2 * p) * (size_t)ld + r0 + ir;
-                if (p < full)
-                    for (int i = 0; i < n; i++)
-                        put_pair(dst, f32, p, W, i, gk_bf16_at(X, dt, at + i), gk_bf16_at(X, dt, at + ld + i));
-                else
-                    for (int i = 0; i < n; i++) put_pair(dst, f32, p, W, i, gk_bf16_at(X, dt, at + i), 0);
-            }
+            if (full < kcp) put_pair(dst, f32, full, W, i, gk_bf16_at(X, dt, at + 2 * full), 0);
         }
         for (int p = 0; p < kcp; p++)
             for (int i = n; i < W; i++) put_pair(dst, f32, p, W, i, 0, 0);
     }
 }
 
-/* pack_panels with dt, trans and f32 constants, so each case compiles to its own loop. */
+/* pack_panels with dt, trans, f32 and (for the vdpbf16ps panels) W constants, so each case
+ * compiles to its own loop. */
 GK_VECTORIZED static void pack(void *dst, const void *X, int dt, int ld, int trans, int r0, int rows, int p0, int kc,
                                int W, int f32) {
+#define GK_PACK_W(DT, TR, F, WC)                                                \
+    if (dt == DT && trans == TR && f32 == F && W == WC) {                       \
+        pack_panels(dst, X, DT, ld, TR, r0, rows, p0, kc, WC, F);               \
+        return;                                                                 \
+    }
 #define GK_PACK_CASE(DT, TR, F)                                                 \
+    GK_PACK_W(DT, TR, F, DP_MR) GK_PACK_W(DT, TR, F, DP_NR)                     \
     if (dt == DT && trans == TR && f32 == F) {                                  \
         pack_panels(dst, X, DT, ld, TR, r0, rows, p0, kc, W, F);                \
         return;                                                                 \
@@ -99,6 +131,7 @@ GK_VECTORIZED static void pack(void *dst, const void *X, int dt, int ld, int tra
     GK_PACK_CASE(0, 0, 0) GK_PACK_CASE(0, 1, 0) GK_PACK_CASE(1, 0, 0) GK_PACK_CASE(1, 1, 0)
     GK_PACK_CASE(0, 0, 1) GK_PACK_CASE(0, 1, 1) GK_PACK_CASE(1, 0, 1) GK_PACK_CASE(1, 1, 1)
 #undef GK_PACK_CASE
+#undef GK_PACK_W
 }
 
 /* ---- the AVX-512 BF16 microkernel ------------------------------------------------------------ */
