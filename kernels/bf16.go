@@ -188,3 +188,27 @@ func embeddingForwardBF16(out, ids, table Buf, T, C_ int) {
 		C.gk_bf16_to_f32((*C.float)(unsafe.Add(out.p, 4*t*C_)), (*C.uint16_t)(unsafe.Add(table.p, 2*int(id)*C_)), C.size_t(C_))
 	}
 }
+
+// LinearForwardBF16PackedMulti runs LinearForwardBF16Packed for each of ls (at most 4; W bf16, WP
+// from PackLinearBF16) on one input x[T,in] — q, k and v, or gate and up — in one parallel region
+// with x packed once: the same bits as the calls one by one.
+func LinearForwardBF16PackedMulti(x Buf, T, in int, ls ...Linear) {
+	if len(ls) > 4 {
+		panic(fmt.Sprintf("kernels: LinearForwardBF16PackedMulti of %d products, want at most 4", len(ls)))
+	}
+	dims("LinearForwardBF16PackedMulti", "T", T, "in", in, "out", 1)
+	need("LinearForwardBF16PackedMulti", "x", x, T*in, F32)
+	var ys, bs [4]*C.float
+	var ws [4]*C.uint16_t
+	var wps [4]*C.uint32_t
+	var outs [4]C.int
+	for i, l := range ls {
+		dims("LinearForwardBF16PackedMulti", "T", T, "in", in, "out", l.Out)
+		need("LinearForwardBF16PackedMulti", "y", l.Y, T*l.Out, F32)
+		need("LinearForwardBF16PackedMulti", "w", l.W, l.Out*in, BF16)
+		need("LinearForwardBF16PackedMulti", "wp", l.WP, 16, F32) // the header; its sizes are checked in C
+		optional("LinearForwardBF16PackedMulti", "b", l.B, l.Out, F32)
+		ys[i], ws[i], wps[i], bs[i], outs[i] = fp(l.Y), (*C.uint16_t)(l.W.p), (*C.uint32_t)(l.WP.p), fp(l.B), C.int(l.Out)
+	}
+	C.gk_linear_forward_bf16_packed_multi(C.int(len(ls)), &ys[0], fp(x), &ws[0], &wps[0], &bs[0], C.int(T), C.int(in), &outs[0])
+}

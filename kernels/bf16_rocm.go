@@ -23,3 +23,5 @@ func GEMMBF16(transA, transB bool, M, N, K int, alpha float32, A Buf, lda int, B
 func PackedLinearBF16Words(in, out int) int                      { panic(noBF16) }
 func PackLinearBF16(wp, w Buf, in, out int)                      { panic(noBF16) }
 func LinearForwardBF16Packed(y, x, w, wp, b Buf, T, in, out int) { panic(noBF16) }
+
+func LinearForwardBF16PackedMulti(x Buf, T, in int, ls ...Linear) { panic(noBF16) }

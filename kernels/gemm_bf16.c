@@ -35,6 +35,9 @@ enum { BKC = GK_BF16_KC, BNC_UNIT = 1024, DP_MR = 12, DP_NR = 32 };
 /* ---- packing ------------------------------------------------------------------------------ */
 
 enum { PACK_RUN = 64 };
+#ifndef GK_PACK_PF
+#define GK_PACK_PF 1
+#endif
 
 /* Pair p of an op(X) row as 32-bit bf16 pairs (low half k = 2p), or two widened floats odd first. */
 static inline __attribute__((always_inline)) void put_pair(void *dst, const int f32, size_t p, int W, int i,
@@ -53,45 +56,74 @@ static inline __attribute__((always_inline)) void put_pair(void *dst, const int 
  * same for A (W = MR) and for B (W = NR, X = Bᵀ: op(B)[k][n] is row n of Bᵀ). */
 static inline __attribute__((always_inline)) void pack_panels(void *dst, const void *X, const int dt, int ld,
                                                               const int trans, int r0, int rows, int p0, int kc,
-                                                              int W, const int f32) {
+                                                              const int W, const int f32) {
     const int kcp = (kc + 1) / 2, full = kc / 2;
     const size_t panel = (size_t)W * kcp * (f32 ? 8 : 4); /* bytes */
+    if (trans) {
+        /* X is [k][r]: rows 2p and 2p + 1 of X give pair p of every column. A pair at a time over
+         * all the panels, so that each source row is read once, in order, as a whole (panel by
+         * panel, a weight gradient's transposed operands were read W columns of a row at a time,
+         * 2 x kc rows apart, and packing took ~18% of the product); the next pairs' rows are
+         * fetched PACK_AHEAD pairs ahead. */
+        enum { PACK_AHEAD = 4 };
+        const int np = (rows + W - 1) / W, esz = dt ? 2 : 4;
+        for (int p = 0; p < kcp; p++) {
+            const size_t at = ((size_t)p0 + 2 * p) * (size_t)ld + r0;
+            if (GK_PACK_PF && p + PACK_AHEAD < full) {
+                const char *r = (const char *)X + (at + (size_t)2 * PACK_AHEAD * ld) * esz;
+                for (int b = 0; b < rows * esz; b += 64) {
+                    __builtin_prefetch(r + b);
+                    __builtin_prefetch(r + (size_t)ld * esz + b);
+                }
+            }
+            for (int q = 0; q < np; q++) {
+                void *d = (char *)dst + q * panel;
+                const size_t a = at + (size_t)q * W;
+                if (p < full && rows - q * W >= W) { /* a whole panel: W a constant, the loop vectorizes */
+                    for (int i = 0; i < W; i++) put_pair(d, f32, p, W, i, gk_bf16_at(X, dt, a + i), gk_bf16_at(X, dt, a + ld + i));
+                    continue;
+                }
+                const int n = rows - q * W < W ? rows - q * W : W;
+                for (int i = 0; i < n; i++)
+                    put_pair(d, f32, p, W, i, gk_bf16_at(X, dt, a + i), p < full ? gk_bf16_at(X, dt, a + ld + i) : 0);
+                for (int i = n; i < W; i++) put_pair(d, f32, p, W, i, 0, 0);
+            }
+        }
+        return;
+    }
     for (int ir = 0; ir < rows; ir += W, dst = (char *)dst + panel) {
         const int n = rows - ir < W ? rows - ir : W;
-        if (!trans) { /* rows contiguous along k: row by row */
-            for (int i = 0; i < n; i++) {
-                const size_t at = ((size_t)r0 + ir + i) * (size_t)ld + p0;
-                /* pairs of a stretch of the row first (a loop that vectorizes), then spread W apart */
-                for (int q0 = 0; q0 < full; q0 += PACK_RUN) {
-                    const int cnt = full - q0 < PACK_RUN ? full - q0 : PACK_RUN;
-                    uint16_t lo[PACK_RUN], hi[PACK_RUN];
-                    for (int q = 0; q < cnt; q++) {
-                        lo[q] = gk_bf16_at(X, dt, at + 2 * (q0 + q));
-                        hi[q] = gk_bf16_at(X, dt, at + 2 * (q0 + q) + 1);
-                    }
-                    for (int q = 0; q < cnt; q++) put_pair(dst, f32, q0 + q, W, i, lo[q], hi[q]);
+        /* rows contiguous along k: row by row */
+        for (int i = 0; i < n; i++) {
+            const size_t at = ((size_t)r0 + ir + i) * (size_t)ld + p0;
+            /* pairs of a stretch of the row first (a loop that vectorizes), then spread W apart */
+            for (int q0 = 0; q0 < full; q0 += PACK_RUN) {
+                const int cnt = full - q0 < PACK_RUN ? full - q0 : PACK_RUN;
+                uint16_t lo[PACK_RUN], hi[PACK_RUN];
+                for (int q = 0; q < cnt; q++) {
+                    lo[q] = gk_bf16_at(X, dt, at + 2 * (q0 + q));
+                    hi[q] = gk_bf16_at(X, dt, at + 2 * (q0 + q) + 1);
                 }
-                if (full < kcp) put_pair(dst, f32, full, W, i, gk_bf16_at(X, dt, at + 2 * full), 0);
+                for (int q = 0; q < cnt; q++) put_pair(dst, f32, q0 + q, W, i, lo[q], hi[q]);
             }
-        } else { /* X is [k][r]: two source rows per pair, contiguous along r */
-            for (int p = 0; p < kcp; p++) {
-                const size_t at = ((size_t)p0 + 2 * p) * (size_t)ld + r0 + ir;
-                if (p < full)
-                    for (int i = 0; i < n; i++)
-                        put_pair(dst, f32, p, W, i, gk_bf16_at(X, dt, at + i), gk_bf16_at(X, dt, at + ld + i));
-                else
-                    for (int i = 0; i < n; i++) put_pair(dst, f32, p, W, i, gk_bf16_at(X, dt, at + i), 0);
-            }
+            if (full < kcp) put_pair(dst, f32, full, W, i, gk_bf16_at(X, dt, at + 2 * full), 0);
         }
         for (int p = 0; p < kcp; p++)
             for (int i = n; i < W; i++) put_pair(dst, f32, p, W, i, 0, 0);
     }
 }
 
-/* pack_panels with dt, trans and f32 constants, so each case compiles to its own loop. */
+/* pack_panels with dt, trans, f32 and (for the vdpbf16ps panels) W constants, so each case
+ * compiles to its own loop. */
 GK_VECTORIZED static void pack(void *dst, const void *X, int dt, int ld, int trans, int r0, int rows, int p0, int kc,
                                int W, int f32) {
+#define GK_PACK_W(DT, TR, F, WC)                                                \
+    if (dt == DT && trans == TR && f32 == F && W == WC) {                       \
+        pack_panels(dst, X, DT, ld, TR, r0, rows, p0, kc, WC, F);               \
+        return;                                                                 \
+    }
 #define GK_PACK_CASE(DT, TR, F)                                                 \
+    GK_PACK_W(DT, TR, F, DP_MR) GK_PACK_W(DT, TR, F, DP_NR)                     \
     if (dt == DT && trans == TR && f32 == F) {                                  \
         pack_panels(dst, X, DT, ld, TR, r0, rows, p0, kc, W, F);                \
         return;                                                                 \
@@ -99,6 +131,7 @@ GK_VECTORIZED static void pack(void *dst, const void *X, int dt, int ld, int tra
     GK_PACK_CASE(0, 0, 0) GK_PACK_CASE(0, 1, 0) GK_PACK_CASE(1, 0, 0) GK_PACK_CASE(1, 1, 0)
     GK_PACK_CASE(0, 0, 1) GK_PACK_CASE(0, 1, 1) GK_PACK_CASE(1, 0, 1) GK_PACK_CASE(1, 1, 1)
 #undef GK_PACK_CASE
+#undef GK_PACK_W
 }
 
 /* ---- the AVX-512 BF16 microkernel ------------------------------------------------------------ */
@@ -111,8 +144,8 @@ GK_VECTORIZED static void pack(void *dst, const void *X, int dt, int ld, int tra
  * 1, 2, 4, 8 or 12), from kcp pairs; each element sees the same pairs in the same order whatever R
  * is. The epilogue is the SGEMM microkernel's, written the same way, so both round alike. */
 __attribute__((target("avx512f,avx512bf16"))) static inline __attribute__((always_inline)) void dp_rows(
-    const int R, int kcp, const uint32_t *restrict a, const uint32_t *restrict b, float *restrict c, long ldc,
-    float alpha, float beta, int mr, int nr) {
+    const int R, const int PF, int kcp, const uint32_t *restrict a, const uint32_t *restrict b, float *restrict c,
+    long ldc, float alpha, float beta, int mr, int nr, const uint32_t *pf, int pf_first, int pf_every) {
     typedef float vec __attribute__((vector_size(64)));
     typedef float uvec __attribute__((vector_size(64), aligned(4)));
     __m512 acc[DP_MR][2];
@@ -122,9 +155,15 @@ __attribute__((target("avx512f,avx512bf16"))) static inline __attribute__((alway
         acc[i][0] = _mm512_setzero_ps();
         acc[i][1] = _mm512_setzero_ps();
     }
+    int pf_due = pf_first;
     _Pragma("GCC unroll 2") for (int p = 0; p < kcp; p++) {
         const __m512bh b0 = (__m512bh)_mm512_load_si512(b + (long)p * DP_NR);
         const __m512bh b1 = (__m512bh)_mm512_load_si512(b + (long)p * DP_NR + 16);
+        if (PF && p == pf_due) { /* this pair row of the next panel (two lines) into L2 */
+            __builtin_prefetch(pf + (long)p * DP_NR, 0, 2);
+            __builtin_prefetch(pf + (long)p * DP_NR + 16, 0, 2);
+            pf_due += pf_every;
+        }
         for (int i = 0; i < R; i++) {
             const __m512bh av = (__m512bh)_mm512_set1_epi32((int)a[(long)p * DP_MR + i]);
             acc[i][0] = _mm512_dpbf16_ps(acc[i][0], av, b0);
@@ -151,20 +190,34 @@ __attribute__((target("avx512f,avx512bf16"))) static inline __attribute__((alway
         }
 }
 
+/* pf, when not NULL, is a panel to fetch into L2 while this one runs (the next panel of weights
+ * streaming from memory in a decode step): its pair rows pf_first, pf_first + pf_every, ..., each
+ * at the iteration that reads the same pair row here, so that the row tiles of a panel share the
+ * fetching (the SGEMM kernel's paced prefetch). */
+__attribute__((target("avx512f,avx512bf16"))) static inline __attribute__((always_inline)) void dp_pf(
+    const int PF, int kcp, const uint32_t *restrict a, const uint32_t *restrict b, float *restrict c, long ldc,
+    float alpha, float beta, int mr, int nr, const uint32_t *pf, int pf_first, int pf_every) {
+    if (mr == 1)
+        dp_rows(1, PF, kcp, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+    else if (mr == 2)
+        dp_rows(2, PF, kcp, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+    else if (mr <= 4)
+        dp_rows(4, PF, kcp, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+    else if (mr <= 8)
+        dp_rows(8, PF, kcp, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+    else
+        dp_rows(12, PF, kcp, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+}
+
 __attribute__((target("avx512f,avx512bf16"))) static void dp_kernel(int kcp, const uint32_t *restrict a,
                                                                     const uint32_t *restrict b, float *restrict c,
                                                                     long ldc, float alpha, float beta, int mr,
-                                                                    int nr) {
-    if (mr == 1)
-        dp_rows(1, kcp, a, b, c, ldc, alpha, beta, mr, nr);
-    else if (mr == 2)
-        dp_rows(2, kcp, a, b, c, ldc, alpha, beta, mr, nr);
-    else if (mr <= 4)
-        dp_rows(4, kcp, a, b, c, ldc, alpha, beta, mr, nr);
-    else if (mr <= 8)
-        dp_rows(8, kcp, a, b, c, ldc, alpha, beta, mr, nr);
+                                                                    int nr, const uint32_t *pf, int pf_first,
+                                                                    int pf_every) {
+    if (pf)
+        dp_pf(1, kcp, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
     else
-        dp_rows(12, kcp, a, b, c, ldc, alpha, beta, mr, nr);
+        dp_pf(0, kcp, a, b, c, ldc, alpha, beta, mr, nr, NULL, 0, 1);
 }
 
 static int cpu_avx512bf16(void) {
@@ -275,7 +328,7 @@ static void sweep(const bkernel *k, int mc, int nc, int kc, float alpha, const v
             float *c = C + (size_t)i * ldc + j;
 #if GK_HAVE_DP
             if (k->dp) {
-                dp_kernel(kcp, ap, bp, c, ldc, alpha, beta, rows, cols);
+                dp_kernel(kcp, ap, bp, c, ldc, alpha, beta, rows, cols, NULL, 0, 1);
                 continue;
             }
 #endif
@@ -427,23 +480,153 @@ void gk_linear_bf16_pack(uint32_t *Wp, const uint16_t *W, int in, int out) {
     });
 }
 
+/* ---- decode steps: prepacked weights, rows of one MC block ----------------------------------- */
+
+/* One product of one_block_packed: C[M, N] (+)= A Wᵀ from W's packed panels. */
+typedef struct {
+    const uint32_t *panels; /* past the header */
+    long npad;
+    int N;
+    float beta;
+    float *C;
+} bpre;
+
+enum { MULTI_MAX = 4 };
+
+/* Panels p0..p1 of one product over all of K: for each K slice, each panel against every row tile
+ * of the packed A, the row tiles fetching the next panel into L2 as they go (the weights stream
+ * from memory once per step). The calls unit() makes for these elements, in the same order. */
+static void block_unit(const bkernel *k, const bpre *pre, int M, int K, long mpad, const uint32_t *apack, int p0,
+                       int p1) {
+    const int MR = k->mr, NR = k->nr, tiles = (M + MR - 1) / MR;
+    const size_t wpp = k->dp ? 1 : 2; /* words per pair of one row */
+    for (int pc = 0; pc < K; pc += BKC) {
+        const int kc = K - pc < BKC ? K - pc : BKC, kcp = (kc + 1) / 2;
+        const float beta = pc == 0 ? pre->beta : 1.0f;
+        const uint32_t *ap = apack + (size_t)mpad * pc * wpp / 2;
+        const uint32_t *bslice = pre->panels + (size_t)pre->npad * pc * wpp / 2;
+        const size_t as = panel_words(k, MR, kc), bs = panel_words(k, NR, kc);
+        for (int p = p0; p < p1; p++) {
+            const int cols = pre->N - p * NR < NR ? pre->N - p * NR : NR;
+            const uint32_t *bp = bslice + (size_t)p * bs, *next = NULL;
+            if (p + 1 < p1)
+                next = bp + bs;
+            else if (pc + BKC < K) { /* the next slice's first panel of this range */
+                const int nk = K - pc - BKC < BKC ? K - pc - BKC : BKC;
+                next = pre->panels + (size_t)pre->npad * (pc + BKC) * wpp / 2 + (size_t)p0 * panel_words(k, NR, nk);
+            }
+            for (int t = 0; t < tiles; t++) {
+                const int rows = M - t * MR < MR ? M - t * MR : MR;
+                float *c = pre->C + (size_t)t * MR * pre->N + (size_t)p * NR;
+#if GK_HAVE_DP
+                if (k->dp) {
+                    dp_kernel(kcp, ap + t * as, bp, c, pre->N, 1.0f, beta, rows, cols, next, t, tiles);
+                    continue;
+                }
+#endif
+                k->uk->fn(2 * kcp, (const float *)(ap + t * as), (const float *)bp, c, pre->N, 1.0f, beta, rows, cols,
+                          k->uk->paced_prefetch ? (const float *)next : NULL, t, tiles);
+            }
+        }
+    }
+}
+
+/* The team's share of one_block_packed: A's K slices packed once, together, then column ranges of
+ * all the products taken dynamically. */
+static void block_team(const bkernel *k, int n, const bpre *pres, int M, int K, const float *A, int lda, long mpad,
+                       uint32_t *apack, const int *first, int per) {
+    const int slices = (K + BKC - 1) / BKC;
+    const size_t wpp = k->dp ? 1 : 2;
+#pragma omp for schedule(static)
+    for (int s = 0; s < slices; s++) {
+        const int pc = s * BKC, kc = K - pc < BKC ? K - pc : BKC;
+        pack(apack + (size_t)mpad * pc * wpp / 2, A, GK_F32, lda, 0, 0, M, pc, kc, k->mr, !k->dp);
+    }
+#pragma omp for schedule(dynamic, 1)
+    for (int u = 0; u < first[n]; u++) {
+        int i = 0;
+        while (u >= first[i + 1]) i++;
+        const int panels = (pres[i].N + k->nr - 1) / k->nr, p0 = (u - first[i]) * per;
+        block_unit(k, &pres[i], M, K, mpad, apack, p0, p0 + per < panels ? p0 + per : panels);
+    }
+}
+
+/* n products of one input A[M, K] (M within one MC block: a decode step) from packed weights. The
+ * work units of gemm_f32_out each pack A again per K slice and read B without fetching ahead; here
+ * A is packed once and the next weight panel is fetched while one is multiplied. Every element
+ * sees the same K slices and kernel calls as through gemm_f32_out, so the bits are the same. */
+static void one_block_packed(const bkernel *k, int n, const bpre *pres, int M, int K, const float *A, int lda) {
+    const int MR = k->mr, NR = k->nr;
+    const long mpad = (long)(M + MR - 1) / MR * MR;
+    long work = 0;
+    int first[MULTI_MAX + 1], total = 0;
+    for (int i = 0; i < n; i++) {
+        work += (long)M * pres[i].N * K;
+        total += (pres[i].N + NR - 1) / NR;
+    }
+    const int nt = work < GK_SERIAL_WORK ? 1 : gk_threads();
+    uint32_t *apack = (uint32_t *)gk_scratch(GK_SCRATCH_SHARED_A, (size_t)mpad * ((K + 1) / 2) * (k->dp ? 1 : 2));
+    if (!apack) {
+        gk_set_error("gemm_bf16: out of memory for packing");
+        return;
+    }
+    /* about four column ranges per thread over all the products, at least two panels each */
+    int per = total / (4 * nt);
+    if (per < 2) per = 2;
+    first[0] = 0;
+    for (int i = 0; i < n; i++) first[i + 1] = first[i] + ((pres[i].N + NR - 1) / NR + per - 1) / per;
+    GK_PARALLEL(nt, block_team(k, n, pres, M, K, A, lda, mpad, apack, first, per));
+}
+
+static int packed_for_b(const bkernel *k, const uint32_t *Wp, int in, int out) {
+    return Wp[0] == PACKED_MAGIC && (int)Wp[1] == k->dp && (int)Wp[2] == k->nr && (int)Wp[3] == in &&
+           (int)Wp[4] == out && (int)Wp[5] == BKC;
+}
+
+static void fill_bias_b(float *y, const float *b, int T, int out) {
+    GK_PARALLEL_FOR(gk_threads_if((long)T * out > 65536),
+                    for (int t = 0; t < T; t++) memcpy(y + (size_t)t * out, b, sizeof(float) * out););
+}
+
 void gk_linear_forward_bf16_packed(float *y, const float *x, const uint16_t *W, const uint32_t *Wp, const float *b,
                                    int T, int in, int out) {
     if (!active_b_set) set_best();
     const bkernel k = active_b;
-    if (Wp[0] != PACKED_MAGIC || (int)Wp[1] != k.dp || (int)Wp[2] != k.nr || (int)Wp[3] != in || (int)Wp[4] != out) {
+    if (!packed_for_b(&k, Wp, in, out)) {
         gk_linear_forward_bf16(y, x, W, b, T, in, out); /* packed for another kernel (tests switch) */
         return;
     }
     if (T <= 0 || out <= 0) return;
-    if (b)
-        GK_PARALLEL_FOR(gk_threads_if((long)T * out > 65536),
-                        for (int t = 0; t < T; t++) memcpy(y + (size_t)t * out, b, sizeof(float) * out););
-    gemm_args g = {0, 1, T, out, in, 1.0f, b ? 1.0f : 0.0f, x, W, GK_F32, GK_BF16, in, in, y, out,
-                   Wp + PACKED_HEADER, packed_npad(&k, out)};
+    if (b) fill_bias_b(y, b, T, out);
     if (in <= 0) {
         gk_gemm_bf16(0, 1, T, out, in, 1.0f, x, GK_F32, in, W, GK_BF16, in, b ? 1.0f : 0.0f, y, GK_F32, out);
         return;
     }
+    if (T <= mc_of(&k)) {
+        const bpre pre = {Wp + PACKED_HEADER, packed_npad(&k, out), out, b ? 1.0f : 0.0f, y};
+        one_block_packed(&k, 1, &pre, T, in, x, in);
+        return;
+    }
+    gemm_args g = {0, 1, T, out, in, 1.0f, b ? 1.0f : 0.0f, x, W, GK_F32, GK_BF16, in, in, y, out,
+                   Wp + PACKED_HEADER, packed_npad(&k, out)};
     gemm_f32_out(&k, &g);
+}
+
+void gk_linear_forward_bf16_packed_multi(int n, float *const *ys, const float *x, const uint16_t *const *Ws,
+                                         const uint32_t *const *Wps, const float *const *bs, int T, int in,
+                                         const int *outs) {
+    if (!active_b_set) set_best();
+    const bkernel k = active_b;
+    int together = n >= 2 && n <= MULTI_MAX && T > 0 && T <= mc_of(&k) && in > 0;
+    for (int i = 0; together && i < n; i++) together = outs[i] > 0 && packed_for_b(&k, Wps[i], in, outs[i]);
+    if (!together) { /* one at a time */
+        for (int i = 0; i < n; i++) gk_linear_forward_bf16_packed(ys[i], x, Ws[i], Wps[i], bs[i], T, in, outs[i]);
+        return;
+    }
+    bpre pres[MULTI_MAX];
+    for (int i = 0; i < n; i++) {
+        if (bs[i]) fill_bias_b(ys[i], bs[i], T, outs[i]);
+        pres[i] = (bpre){Wps[i] + PACKED_HEADER, packed_npad(&k, outs[i]), outs[i], bs[i] ? 1.0f : 0.0f, ys[i]};
+    }
+    one_block_packed(&k, n, pres, T, in, x, in);
 }

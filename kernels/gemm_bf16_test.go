@@ -309,7 +309,7 @@ func TestLinearBF16PackedSameBits(t *testing.T) {
 	defer useGEMMBF16Kernel("")
 	r := rand.New(rand.NewPCG(46, 7))
 	const in, out = 600, 333 // two K slices, edge panels
-	x, w, b := rounded(randn(r, 40*in, 1)), randn(r, out*in, 0.1), rounded(randn(r, out, 1))
+	x, w, b := rounded(randn(r, 150*in, 1)), randn(r, out*in, 0.1), rounded(randn(r, out, 1))
 	xb, wb, bb := buf(t, x), bufBF16(t, w), buf(t, b)
 	var other Buf
 	for ki, k := range gemmBF16Kernels() {
@@ -322,7 +322,7 @@ func TestLinearBF16PackedSameBits(t *testing.T) {
 		if ki == 0 {
 			other = wp
 		}
-		for _, T := range []int{1, 2, 5, 12, 13, 40} {
+		for _, T := range []int{1, 2, 5, 12, 13, 40, 150} { // 150: more than one block of rows
 			want, got, fallback := zeros(t, T*out), zeros(t, T*out), zeros(t, T*out)
 			LinearForwardBF16(want, xb, wb, bb, T, in, out)
 			LinearForwardBF16Packed(got, xb, wb, wp, bb, T, in, out)
@@ -331,6 +331,64 @@ func TestLinearBF16PackedSameBits(t *testing.T) {
 			for i := range wv {
 				if gv[i] != wv[i] || fv[i] != wv[i] {
 					t.Fatalf("%s, %d rows: y[%d] packed %.9g, packed for %s %.9g, unpacked %.9g", k, T, i, gv[i], gemmBF16Kernels()[0], fv[i], wv[i])
+				}
+			}
+		}
+	}
+}
+
+// TestLinearBF16PackedMultiSameBits: several packed bf16 products of one input in one call give the
+// bits of LinearForwardBF16 one by one, for every kernel, on 1 and 2 threads, from a decode step's
+// few rows to more than one block of rows (where the call runs them one at a time).
+func TestLinearBF16PackedMultiSameBits(t *testing.T) {
+	defer useGEMMBF16Kernel("")
+	defer Init(0, 2)
+	r := rand.New(rand.NewPCG(46, 8))
+	const in = 600
+	outs := []int{333, 64, 100}
+	x := rounded(randn(r, 150*in, 1))
+	xb := buf(t, x)
+	var ws, bs []Buf
+	for i, out := range outs {
+		ws = append(ws, bufBF16(t, randn(r, out*in, 0.1)))
+		if i != 1 {
+			bs = append(bs, buf(t, rounded(randn(r, out, 1))))
+		} else {
+			bs = append(bs, Buf{}) // one without a bias
+		}
+	}
+	for _, k := range gemmBF16Kernels() {
+		if err := useGEMMBF16Kernel(k); err != nil {
+			t.Fatal(err)
+		}
+		var wps []Buf
+		for i, out := range outs {
+			wp := Alloc(PackedLinearBF16Words(in, out))
+			t.Cleanup(wp.Free)
+			PackLinearBF16(wp, ws[i], in, out)
+			wps = append(wps, wp)
+		}
+		for _, threads := range []int{1, 2} {
+			if err := Init(0, threads); err != nil {
+				t.Fatal(err)
+			}
+			for _, T := range []int{1, 3, 8, 13, 40, 150} {
+				var ls []Linear
+				var wants []Buf
+				for i, out := range outs {
+					want := zeros(t, T*out)
+					LinearForwardBF16(want, xb, ws[i], bs[i], T, in, out)
+					wants = append(wants, want)
+					ls = append(ls, Linear{Y: zeros(t, T*out), W: ws[i], WP: wps[i], B: bs[i], Out: out})
+				}
+				LinearForwardBF16PackedMulti(xb, T, in, ls...)
+				for i := range ls {
+					wv, gv := read(wants[i]), read(ls[i].Y)
+					for j := range wv {
+						if gv[j] != wv[j] {
+							t.Fatalf("%s, %d threads, %d rows, product %d: y[%d] multi %.9g, one by one %.9g", k, threads, T, i, j, gv[j], wv[j])
+						}
+					}
 				}
 			}
 		}

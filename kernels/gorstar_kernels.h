@@ -175,6 +175,11 @@ long gk_linear_bf16_packed_words(int in, int out);
 void gk_linear_bf16_pack(uint32_t *Wp, const uint16_t *W, int in, int out);
 void gk_linear_forward_bf16_packed(float *y, const float *x, const uint16_t *W, const uint32_t *Wp, const float *b,
                                    int T, int in, int out);
+/* gk_linear_forward_bf16_packed for n (at most 4) products of one input x (q, k and v; gate and up)
+ * in one parallel region, x packed once: the same bits as the calls one by one. */
+void gk_linear_forward_bf16_packed_multi(int n, float *const *ys, const float *x, const uint16_t *const *Ws,
+                                         const uint32_t *const *Wps, const float *const *bs, int T, int in,
+                                         const int *outs);
 /* The name of the bf16 GEMM kernel in use ("bf16-avx512", or "f32-" and an SGEMM kernel's name). */
 const char *gk_gemm_bf16_kernel(void);
 

@@ -264,6 +264,10 @@ func linears(x kernels.Buf, T, in int, ls ...kernels.Linear) {
 		kernels.LinearForwardPackedMulti(x, T, in, ls...)
 		return
 	}
+	if !slices.ContainsFunc(ls, func(l kernels.Linear) bool { return l.WP.IsNil() || l.W.DType() != kernels.BF16 }) {
+		kernels.LinearForwardBF16PackedMulti(x, T, in, ls...)
+		return
+	}
 	for _, l := range ls {
 		linear(l.Y, x, l.W, l.WP, l.B, T, in, l.Out)
 	}
