@@ -1,15 +1,12 @@
 package cmd
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 
 	"gorstar/internal/usererr"
+	"gorstar/model"
 )
 
 // The sane ranges of size, count and thread flags live here, checked before any work starts, and
@@ -23,46 +20,9 @@ const workerMB = 48
 // maxWorkersPerCore bounds exec workers: past it calls only wait on the CPU.
 const maxWorkersPerCore = 16
 
-// availableMemory is the memory the machine (or the cgroup it runs in) can still give, in bytes;
-// ok is false where it cannot be read, and then nothing is refused.
-func availableMemory() (bytes int64, ok bool) {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	bytes, ok = memAvailable(f)
-	if !ok {
-		return 0, false
-	}
-	if raw, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
-		if limit, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64); err == nil {
-			used := int64(0)
-			if raw, err := os.ReadFile("/sys/fs/cgroup/memory.current"); err == nil {
-				used, _ = strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
-			}
-			bytes = min(bytes, limit-used)
-		}
-	}
-	return bytes, true
-}
-
-// memAvailable reads MemAvailable from a /proc/meminfo text.
-func memAvailable(r io.Reader) (int64, bool) {
-	s := bufio.NewScanner(r)
-	for s.Scan() {
-		f := strings.Fields(s.Text())
-		if len(f) >= 2 && f[0] == "MemAvailable:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10, err == nil
-		}
-	}
-	return 0, false
-}
-
 // checkMemory refuses an allocation of about need bytes that would not fit in what is available.
 func checkMemory(what string, need int64, change string) error {
-	avail, ok := availableMemory()
+	avail, ok := model.AvailableMemory()
 	if !ok || need <= avail*9/10 {
 		return nil
 	}

@@ -20,13 +20,3 @@ func TestCapThreadsWarnsAboveTheCores(t *testing.T) {
 		t.Errorf("above: %d, %q", got, w.String())
 	}
 }
-
-func TestMemAvailable(t *testing.T) {
-	b, ok := memAvailable(strings.NewReader("MemTotal:       16000000 kB\nMemAvailable:    2048 kB\n"))
-	if !ok || b != 2048<<10 {
-		t.Errorf("%d %v", b, ok)
-	}
-	if _, ok := memAvailable(strings.NewReader("MemTotal: 1 kB\n")); ok {
-		t.Error("no MemAvailable line read as known")
-	}
-}

@@ -163,15 +163,8 @@ func modelInit(c *cli.Context) error {
 }
 
 func modelInfo(c *cli.Context) error {
-	dir, err := argOrFlag(c, "model", "DIR")
+	dir, o, step, err := modelInfoOptions(c)
 	if err != nil {
-		return err
-	}
-	o, err := globalOptions(c)
-	if err != nil {
-		return err
-	}
-	if err := checkModelDir("model info", dir); err != nil {
 		return err
 	}
 	info, err := model.Inspect(dir)
@@ -179,65 +172,73 @@ func modelInfo(c *cli.Context) error {
 		return err
 	}
 	cfg := info.Config
+	if err := inRange("--recompute", step.recompute, 0, cfg.NumHiddenLayers); err != nil {
+		return usererr.New("model info: %v", err)
+	}
+	plan := cfg.PlanStep(step.prec, step.batch, step.seq, step.recompute, o.Config.Model.LossChunkTokens, o.Config.Model.MemoryGiB)
+	bytesPerParam := float64(info.FileBytes) / float64(max(info.NumParams, 1))
+	if o.JSON {
+		return printJSON(c, map[string]any{
+			"dir": dir, "model_type": cfg.ModelType, "num_params": info.NumParams, "vocab_size": cfg.VocabSize,
+			"hidden_size": cfg.HiddenSize, "intermediate_size": cfg.IntermediateSize,
+			"num_hidden_layers": cfg.NumHiddenLayers, "num_attention_heads": cfg.NumAttentionHeads,
+			"num_key_value_heads": cfg.NumKeyValueHeads, "head_dim": cfg.HeadDim, "rope_theta": cfg.RopeTheta,
+			"rms_norm_eps": cfg.RMSNormEps, "tie_word_embeddings": cfg.TieWordEmbeddings,
+			"max_position_embeddings": cfg.MaxPositionEmbeddings, "dtypes": info.DTypes, "unused_tensors": info.Unused,
+			"file_bytes_per_param": bytesPerParam, "step_memory": plan.Memory,
+			"step_memory_no_recompute": plan.KeepAll, "step_memory_all_recomputed": plan.RecomputeAll,
+			"memory_budget": plan.Budget, "fits": plan.Fits,
+			"step": map[string]any{"batch": step.batch, "seq": step.seq, "recompute": step.recompute, "dtype": string(step.prec)},
+		})
+	}
+	w, mem := c.App.Writer, plan.Memory
+	fmt.Fprintf(w, "%s: %s, %d parameters (%v), vocab %d, hidden %d, %d layers, %d heads (%d kv, dim %d), mlp %d, tied %v\n",
+		dir, cfg.ModelType, info.NumParams, info.DTypes, cfg.VocabSize, cfg.HiddenSize, cfg.NumHiddenLayers,
+		cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.HeadDim, cfg.IntermediateSize, cfg.TieWordEmbeddings)
+	fmt.Fprintf(w, "on disk %.2f bytes a parameter; a %s training step of %d × %d tokens (%d layers recomputed): weights %s, master %s, gradients %s, optimizer %s, activations %s, total %s\n",
+		bytesPerParam, step.prec, step.batch, step.seq, step.recompute, model.GiB(mem.Weights), model.GiB(mem.Master),
+		model.GiB(mem.Gradients), model.GiB(mem.Optimizer), model.GiB(mem.Activations), model.GiB(mem.Total))
+	fmt.Fprintf(w, "activations %s keeping every layer (total %s), %s with all %d recomputed (total %s); %s\n",
+		model.GiB(plan.KeepAll.Activations), model.GiB(plan.KeepAll.Total), model.GiB(plan.RecomputeAll.Activations),
+		cfg.NumHiddenLayers, model.GiB(plan.RecomputeAll.Total), plan.Fit)
+	return nil
+}
+
+// infoStep is the training step `model info` sizes.
+type infoStep struct {
+	prec                  model.Precision
+	batch, seq, recompute int
+}
+
+// modelInfoOptions reads model info's directory, global options and step flags.
+func modelInfoOptions(c *cli.Context) (string, Options, infoStep, error) {
+	var step infoStep
+	dir, err := argOrFlag(c, "model", "DIR")
+	if err != nil {
+		return "", Options{}, step, err
+	}
+	o, err := globalOptions(c)
+	if err != nil {
+		return "", o, step, err
+	}
+	if err := checkModelDir("model info", dir); err != nil {
+		return "", o, step, err
+	}
 	dt := o.Config.Model.DType
 	if c.IsSet("dtype") {
 		dt = c.String("dtype")
 	}
-	prec, err := model.ParsePrecision(dt)
-	if err != nil {
-		return usererr.New("--dtype: %v", err)
+	if step.prec, err = model.ParsePrecision(dt); err != nil {
+		return "", o, step, usererr.New("--dtype: %v", err)
 	}
-	batch, seq, recompute := c.Int("batch"), c.Int("seq"), o.Config.Model.RecomputeLayers
+	step.batch, step.seq, step.recompute = c.Int("batch"), c.Int("seq"), o.Config.Model.RecomputeLayers
 	if c.IsSet("recompute") {
-		recompute = c.Int("recompute")
+		step.recompute = c.Int("recompute")
 	}
-	if err := firstErr(inRange("--batch", batch, 1, 1<<16), inRange("--seq", seq, 1, 1<<20),
-		inRange("--recompute", recompute, 0, cfg.NumHiddenLayers)); err != nil {
-		return usererr.New("model info: %v", err)
+	if err := firstErr(inRange("--batch", step.batch, 1, 1<<16), inRange("--seq", step.seq, 1, 1<<20)); err != nil {
+		return "", o, step, usererr.New("model info: %v", err)
 	}
-	chunk := o.Config.Model.LossChunkTokens
-	mem := cfg.StepMemory(prec, batch, seq, recompute, chunk)
-	keepAll, recomputeAll := cfg.StepMemory(prec, batch, seq, 0, chunk), cfg.StepMemory(prec, batch, seq, cfg.NumHiddenLayers, chunk)
-	fit := "no memory budget to check against"
-	budget, haveBudget := model.MemoryBudget(o.Config.Model.MemoryGiB)
-	if haveBudget {
-		fit = "fits the " + model.GiB(budget) + " budget"
-		if err := cfg.CheckFit(model.FitOptions{Precision: prec, Tokens: batch * seq, MinTokens: seq, Recompute: recompute,
-			LossChunk: chunk, Budget: budget, What: "does not fit", TokensKey: "the batch × seq tokens"}); err != nil {
-			fit = err.Error()
-		}
-	}
-	bytesPerParam := float64(info.FileBytes) / float64(max(info.NumParams, 1))
-	summary := map[string]any{
-		"dir": dir, "model_type": cfg.ModelType, "num_params": info.NumParams, "vocab_size": cfg.VocabSize,
-		"hidden_size": cfg.HiddenSize, "intermediate_size": cfg.IntermediateSize,
-		"num_hidden_layers": cfg.NumHiddenLayers, "num_attention_heads": cfg.NumAttentionHeads,
-		"num_key_value_heads": cfg.NumKeyValueHeads, "head_dim": cfg.HeadDim, "rope_theta": cfg.RopeTheta,
-		"rms_norm_eps": cfg.RMSNormEps, "tie_word_embeddings": cfg.TieWordEmbeddings,
-		"max_position_embeddings": cfg.MaxPositionEmbeddings, "dtypes": info.DTypes, "unused_tensors": info.Unused,
-		"file_bytes_per_param": bytesPerParam, "step_memory": mem,
-		"step_memory_no_recompute": keepAll, "step_memory_all_recomputed": recomputeAll,
-		"memory_budget": budget, "fits": haveBudget && mem.Total <= budget,
-		"step": map[string]any{"batch": batch, "seq": seq, "recompute": recompute, "dtype": string(prec)},
-	}
-	if o.JSON {
-		return printJSON(c, summary)
-	}
-	fmt.Fprintf(c.App.Writer, "%s: %s, %d parameters (%v), vocab %d, hidden %d, %d layers, %d heads (%d kv, dim %d), mlp %d, tied %v\n",
-		dir, cfg.ModelType, info.NumParams, info.DTypes, cfg.VocabSize, cfg.HiddenSize, cfg.NumHiddenLayers,
-		cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.HeadDim, cfg.IntermediateSize, cfg.TieWordEmbeddings)
-	gib := func(b int64) string {
-		if b < 1<<30 {
-			return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
-		}
-		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
-	}
-	fmt.Fprintf(c.App.Writer, "on disk %.2f bytes a parameter; a %s training step of %d × %d tokens (%d layers recomputed): weights %s, master %s, gradients %s, optimizer %s, activations %s, total %s\n",
-		bytesPerParam, prec, batch, seq, recompute, gib(mem.Weights), gib(mem.Master), gib(mem.Gradients), gib(mem.Optimizer),
-		gib(mem.Activations), gib(mem.Total))
-	fmt.Fprintf(c.App.Writer, "activations %s keeping every layer (total %s), %s with all %d recomputed (total %s); %s\n",
-		gib(keepAll.Activations), gib(keepAll.Total), gib(recomputeAll.Activations), cfg.NumHiddenLayers, gib(recomputeAll.Total), fit)
-	return nil
+	return dir, o, step, nil
 }
 
 func modelLogprobs(c *cli.Context) error {

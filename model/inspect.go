@@ -1,7 +1,9 @@
 package model
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"sort"
@@ -121,6 +123,34 @@ func (c Config) CheckFit(o FitOptions) error {
 		GiB(need.Activations), GiB(o.Budget), fix)
 }
 
+// StepPlan is what `gorstar model info` says of a training step: its memory as configured, with
+// every layer kept and with every layer recomputed, and how it compares with the memory budget.
+type StepPlan struct {
+	Memory, KeepAll, RecomputeAll StepMemory
+	Budget                        int64 // bytes; 0 with no budget to check against
+	Fits                          bool
+	Fit                           string // for people: "fits the … budget", CheckFit's refusal, or no budget
+}
+
+// PlanStep is the StepPlan of a step of batch × seq tokens with recompute layers recomputed and
+// loss chunks of lossChunk tokens at precision p, against MemoryBudget(memoryGiB).
+func (c Config) PlanStep(p Precision, batch, seq, recompute, lossChunk int, memoryGiB float64) StepPlan {
+	plan := StepPlan{Memory: c.StepMemory(p, batch, seq, recompute, lossChunk),
+		KeepAll:      c.StepMemory(p, batch, seq, 0, lossChunk),
+		RecomputeAll: c.StepMemory(p, batch, seq, c.NumHiddenLayers, lossChunk),
+		Fit:          "no memory budget to check against"}
+	budget, ok := MemoryBudget(memoryGiB)
+	if !ok {
+		return plan
+	}
+	plan.Budget, plan.Fits, plan.Fit = budget, plan.Memory.Total <= budget, "fits the "+GiB(budget)+" budget"
+	if err := c.CheckFit(FitOptions{Precision: p, Tokens: batch * seq, MinTokens: seq, Recompute: recompute,
+		LossChunk: lossChunk, Budget: budget, What: "does not fit", TokensKey: "the batch × seq tokens"}); err != nil {
+		plan.Fit = err.Error()
+	}
+	return plan
+}
+
 // GiB formats a byte count for people: "1.25 GiB", or "812.0 MiB" under a GiB.
 func GiB(b int64) string {
 	if b < 1<<30 {
@@ -146,17 +176,12 @@ func MemoryBudget(gib float64) (bytes int64, ok bool) {
 // AvailableMemory is the memory the machine (or the cgroup this process runs in) can still give,
 // in bytes, from /proc/meminfo's MemAvailable; ok is false where it cannot be read.
 func AvailableMemory() (int64, bool) {
-	raw, err := os.ReadFile("/proc/meminfo")
+	f, err := os.Open("/proc/meminfo")
 	if err != nil {
 		return 0, false
 	}
-	avail, ok := int64(0), false
-	for _, line := range strings.Split(string(raw), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemAvailable:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			avail, ok = kb<<10, err == nil
-		}
-	}
+	avail, ok := memAvailable(f)
+	f.Close()
 	if !ok {
 		return 0, false
 	}
@@ -170,4 +195,16 @@ func AvailableMemory() (int64, bool) {
 		}
 	}
 	return avail, true
+}
+
+// memAvailable reads MemAvailable from a /proc/meminfo text, in bytes.
+func memAvailable(r io.Reader) (int64, bool) {
+	s := bufio.NewScanner(r)
+	for s.Scan() {
+		if f := strings.Fields(s.Text()); len(f) >= 2 && f[0] == "MemAvailable:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10, err == nil
+		}
+	}
+	return 0, false
 }
