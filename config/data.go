@@ -14,7 +14,7 @@ type Data struct {
 // DataSynth configures the synthetic arithmetic task. The defaults (products of two 3–4 digit
 // numbers) are hard for a tiny model to answer directly and easy with the Python tool, which is
 // what the quickstart needs to show RL teaching tool use. sft_recovery adds conversations that
-// recover from a failed call (rl/README.md's experiment used 0.3); with sft_recovery_masked the
+// recover from a failed call (0.3 by default, as in the quickstart); with sft_recovery_masked the
 // failed call has weight 0, so SFT teaches the correction and not the mistake.
 type DataSynth struct {
 	Task  string `toml:"task" comment:"Generator: arith (integer arithmetic, answers computed exactly)."`
