@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -71,36 +72,36 @@ func TestBF16TinyLayersAndGradientsWithinBound(t *testing.T) {
 		s.grads = gradsOf(t, m)
 		return s
 	}
-	// exceeds returns a description of the first bound a bf16 snapshot breaks against fp32, or "".
-	// The embedding (fp32 in both) is not compared: the wrong batch changes it.
-	exceeds := func(sl, sf snapshot, log bool) string {
-		var bad string
+	// exceeds names the first layer output (or final norm) and the first gradient that break their
+	// bounds against fp32 ("" where none does). The embedding (fp32 in both) is not compared: a wrong
+	// batch changes it.
+	exceeds := func(sl, sf snapshot, log bool) (layer, grad string) {
 		for l := 1; l <= L; l++ {
 			e := relL2(sl.resid[l], sf.resid[l])
 			if log {
 				t.Logf("layer %d output: relative error %.3g u (bound %.0f u)", l, e/bf16U, layerBound(l)/bf16U)
 			}
-			if (e > layerBound(l) || e == 0) && bad == "" {
-				bad = "layer output"
+			if (e > layerBound(l) || e == 0) && layer == "" {
+				layer = fmt.Sprintf("layer %d output", l)
 			}
 		}
 		e := relL2(sl.lnf, sf.lnf)
 		if log {
 			t.Logf("final norm: relative error %.3g u (bound %.0f u)", e/bf16U, layerBound(L)/bf16U)
 		}
-		if e > layerBound(L) && bad == "" {
-			bad = "final norm"
+		if e > layerBound(L) && layer == "" {
+			layer = "final norm"
 		}
 		for _, ts := range full.Grads.Tensors {
 			e := relL2(sl.grads[ts.Offset:ts.Offset+ts.Size], sf.grads[ts.Offset:ts.Offset+ts.Size])
 			if log {
 				t.Logf("gradient of %s: relative error %.3g u (bound %.0f u)", ts.Name, e/bf16U, gradBound/bf16U)
 			}
-			if (e > gradBound || e == 0) && bad == "" {
-				bad = "gradient of " + ts.Name
+			if (e > gradBound || e == 0) && grad == "" {
+				grad = "gradient of " + ts.Name
 			}
 		}
-		return bad
+		return layer, grad
 	}
 	sf, sl := run(full, b), run(low, b)
 	for i := range sf.resid[0] {
@@ -108,14 +109,26 @@ func TestBF16TinyLayersAndGradientsWithinBound(t *testing.T) {
 			t.Fatal("the embeddings differ: the two models do not hold the same weights")
 		}
 	}
-	if bad := exceeds(sl, sf, true); bad != "" {
-		t.Fatalf("bf16 vs fp32: %s out of bound (or exactly equal: the bf16 path did not run)", bad)
+	if layer, grad := exceeds(sl, sf, true); layer != "" || grad != "" {
+		t.Fatalf("bf16 vs fp32: %s%s out of bound (or exactly equal: the bf16 path did not run)", layer, grad)
 	}
-	// A wrong result: one token changed in the bf16 model's batch.
+	// Wrong results: one token changed in the bf16 model's batch must break a layer's bound and a
+	// gradient's; one token's loss weight negated (the same forward) a gradient's.
 	wrong := *b
 	wrong.IDs = append([]int32(nil), b.IDs...)
 	wrong.IDs[40] = (wrong.IDs[40] + 1) % int32(c.VocabSize)
-	if bad := exceeds(run(low, &wrong), sf, false); bad == "" {
-		t.Fatal("a batch with one token changed stayed within every bound")
+	if layer, grad := exceeds(run(low, &wrong), sf, false); layer == "" || grad == "" {
+		t.Fatalf("a batch with one token changed stayed within the bounds (layer outputs broken: %q, gradients: %q)", layer, grad)
+	}
+	wrong = *b
+	wrong.Weights = append([]float32(nil), b.Weights...)
+	for i := 40; ; i++ {
+		if i%b.L != 0 && wrong.Weights[i] != 0 {
+			wrong.Weights[i] = -wrong.Weights[i]
+			break
+		}
+	}
+	if layer, grad := exceeds(run(low, &wrong), sf, false); layer != "" || grad == "" {
+		t.Fatalf("one loss weight negated: layer outputs broken %q (want none), gradients %q (want one)", layer, grad)
 	}
 }
