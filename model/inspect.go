@@ -123,6 +123,21 @@ func (c Config) CheckFit(o FitOptions) error {
 		GiB(need.Activations), GiB(o.Budget), fix)
 }
 
+// CheckDirFit is CheckFit for the model directory dir against MemoryBudget(memoryGiB) (o.Budget
+// is set here): nil where there is no budget to check against.
+func CheckDirFit(dir string, memoryGiB float64, o FitOptions) error {
+	budget, ok := MemoryBudget(memoryGiB)
+	if !ok {
+		return nil
+	}
+	c, err := LoadConfig(dir)
+	if err != nil {
+		return err
+	}
+	o.Budget = budget
+	return c.CheckFit(o)
+}
+
 // StepPlan is what `gorstar model info` says of a training step: its memory as configured, with
 // every layer kept and with every layer recomputed, and how it compares with the memory budget.
 type StepPlan struct {

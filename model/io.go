@@ -91,16 +91,7 @@ func (m *Model) Inference() bool { return m.inference }
 // in the bfloat16 buffer (the ParamSet's layout), and a float32 ParamSet holding only the tensors
 // that are not matrices (norm gains, biases), whose matrices have no buffer.
 func newInference(c Config) *Model {
-	specs := c.tensorSpecs()
-	p := &ParamSet{index: make(map[string]int, len(specs))}
-	for _, s := range specs {
-		p.index[s.name] = len(p.Tensors)
-		p.Tensors = append(p.Tensors, Tensor{Name: s.name, Shape: s.shape, Offset: p.Size, Size: s.size(), Decay: s.decay})
-		if s.decay {
-			p.Decayed = p.Size + s.size()
-		}
-		p.Size += s.size()
-	}
+	p := paramLayout(c)
 	p.All = kernels.Alloc(p.Size - p.Decayed) // matrices come first: the rest is one tail
 	p.All.Zero()
 	for i := range p.Tensors {

@@ -28,16 +28,7 @@ type ParamSet struct {
 }
 
 func newParamSet(c Config) *ParamSet {
-	specs := c.tensorSpecs()
-	p := &ParamSet{index: make(map[string]int, len(specs))}
-	for _, s := range specs {
-		p.index[s.name] = len(p.Tensors)
-		p.Tensors = append(p.Tensors, Tensor{Name: s.name, Shape: s.shape, Offset: p.Size, Size: s.size(), Decay: s.decay})
-		if s.decay {
-			p.Decayed = p.Size + s.size()
-		}
-		p.Size += s.size()
-	}
+	p := paramLayout(c)
 	all := kernels.Alloc(p.Size)
 	p.All = all
 	all.Zero()
@@ -125,4 +116,20 @@ func (p *ParamSet) initRandom(seed uint64, std float64) {
 func isNorm(name string) bool {
 	n := len(name)
 	return n >= len("norm.weight") && name[n-len("norm.weight"):] == "norm.weight"
+}
+
+// paramLayout is c's tensors laid out in one buffer (names, shapes, offsets; decayed matrices
+// first), with no memory allocated.
+func paramLayout(c Config) *ParamSet {
+	specs := c.tensorSpecs()
+	p := &ParamSet{index: make(map[string]int, len(specs))}
+	for _, s := range specs {
+		p.index[s.name] = len(p.Tensors)
+		p.Tensors = append(p.Tensors, Tensor{Name: s.name, Shape: s.shape, Offset: p.Size, Size: s.size(), Decay: s.decay})
+		if s.decay {
+			p.Decayed = p.Size + s.size()
+		}
+		p.Size += s.size()
+	}
+	return p
 }

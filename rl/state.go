@@ -111,17 +111,9 @@ func (t *trainer) loadPolicy() error {
 // checkMemory refuses a run whose update passes (rl.micro_batch_tokens) would not fit the memory
 // budget, before the policy loads. The rollout engine's KV cache comes on top (at most 4 GiB).
 func (t *trainer) checkMemory() error {
-	budget, ok := model.MemoryBudget(t.o.MemoryGiB)
-	if !ok {
-		return nil
-	}
-	c, err := model.LoadConfig(t.o.Model)
-	if err != nil {
-		return err
-	}
-	return c.CheckFit(model.FitOptions{Precision: t.o.Precision, Tokens: t.o.RL.MicroBatchTokens,
-		MinTokens: min(t.o.RL.MicroBatchTokens, 512), Recompute: t.o.Recompute, LossChunk: t.o.LossChunkTokens,
-		Budget: budget, What: "rl", TokensKey: "rl.micro_batch_tokens"})
+	return model.CheckDirFit(t.o.Model, t.o.MemoryGiB, model.FitOptions{Precision: t.o.Precision,
+		Tokens: t.o.RL.MicroBatchTokens, MinTokens: min(t.o.RL.MicroBatchTokens, 512), Recompute: t.o.Recompute,
+		LossChunk: t.o.LossChunkTokens, What: "rl", TokensKey: "rl.micro_batch_tokens"})
 }
 
 // startEngine sizes the engine for a step's rollouts: every rollout of a step in flight at once,

@@ -125,12 +125,9 @@ func (f *File) Float32(name string) ([]float32, []int, error) {
 // ReadFloat32 converts a float tensor into dst, which must hold exactly its elements; loading
 // into preallocated model buffers avoids a second copy.
 func (f *File) ReadFloat32(name string, dst []float32) error {
-	raw, t, err := f.Raw(name)
+	raw, t, err := f.rawOf(name, len(dst))
 	if err != nil {
 		return err
-	}
-	if int64(len(dst)) != t.Elements() {
-		return usererr.New("%s: tensor %q has shape %v (%d elements), want %d elements", f.path, name, t.Shape, t.Elements(), len(dst))
 	}
 	switch t.DType {
 	case F32:
@@ -156,12 +153,9 @@ func (f *File) ReadFloat32(name string, dst []float32) error {
 // BF16 tensor is copied as it is (no float32 copy in between), F32 and F16 round to nearest, ties
 // to even. Inference-only models load their weights this way.
 func (f *File) ReadBF16(name string, dst []uint16) error {
-	raw, t, err := f.Raw(name)
+	raw, t, err := f.rawOf(name, len(dst))
 	if err != nil {
 		return err
-	}
-	if int64(len(dst)) != t.Elements() {
-		return usererr.New("%s: tensor %q has shape %v (%d elements), want %d elements", f.path, name, t.Shape, t.Elements(), len(dst))
 	}
 	switch t.DType {
 	case BF16:
@@ -218,4 +212,16 @@ func (f *File) Int64(name string) ([]int64, []int, error) {
 		return nil, nil, usererr.New("%s: tensor %q has dtype %s, want I32 or I64", f.path, name, t.DType)
 	}
 	return dst, t.Shape, nil
+}
+
+// rawOf is Raw for a tensor read into a destination of n elements, which it must hold exactly.
+func (f *File) rawOf(name string, n int) ([]byte, Info, error) {
+	raw, t, err := f.Raw(name)
+	if err != nil {
+		return nil, t, err
+	}
+	if int64(n) != t.Elements() {
+		return nil, t, usererr.New("%s: tensor %q has shape %v (%d elements), want %d elements", f.path, name, t.Shape, t.Elements(), n)
+	}
+	return raw, t, nil
 }

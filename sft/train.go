@@ -138,18 +138,10 @@ func prepare(o Options) (*trainer, error) {
 // checkMemory refuses a run whose forward/backward passes (sft.micro_batch_tokens, or one row of
 // sft.max_seq_len when longer) would not fit the memory budget, before anything large is allocated.
 func (t *trainer) checkMemory() error {
-	budget, ok := model.MemoryBudget(t.o.MemoryGiB)
-	if !ok {
-		return nil
-	}
-	c, err := model.LoadConfig(t.o.Model)
-	if err != nil {
-		return err
-	}
 	sc := t.o.Config
-	return c.CheckFit(model.FitOptions{Precision: t.o.Precision, Tokens: max(sc.MicroBatchTokens, sc.MaxSeqLen),
-		MinTokens: sc.MaxSeqLen, Recompute: t.o.Recompute, LossChunk: t.o.LossChunkTokens, Budget: budget,
-		What: "sft", TokensKey: "sft.micro_batch_tokens"})
+	return model.CheckDirFit(t.o.Model, t.o.MemoryGiB, model.FitOptions{Precision: t.o.Precision,
+		Tokens: max(sc.MicroBatchTokens, sc.MaxSeqLen), MinTokens: sc.MaxSeqLen, Recompute: t.o.Recompute,
+		LossChunk: t.o.LossChunkTokens, What: "sft", TokensKey: "sft.micro_batch_tokens"})
 }
 
 func (t *trainer) loadData() error {
