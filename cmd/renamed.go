@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -99,7 +100,7 @@ func applyRenamed(c *cli.Context, olds []*renamedFlag) error {
 			continue
 		}
 		if c.IsSet(r.canonical) {
-			return usererr.New("%s: --%s and --%s are one flag; give only --%s", commandPath(c), old, r.canonical, r.canonical)
+			return usererr.New("%s: --%s and --%s are one flag; give only --%s", strings.TrimPrefix(commandPath(c), "gorstar "), old, r.canonical, r.canonical)
 		}
 		fmt.Fprintf(c.App.ErrWriter, "gorstar: warning: --%s is deprecated; use --%s\n", old, r.canonical)
 		var values []string
@@ -110,7 +111,7 @@ func applyRenamed(c *cli.Context, olds []*renamedFlag) error {
 		}
 		for _, v := range values {
 			if err := c.Set(r.canonical, v); err != nil {
-				return usererr.New("%s: --%s %s: %v", commandPath(c), old, v, err)
+				return usererr.New("%s: --%s %s: %v", strings.TrimPrefix(commandPath(c), "gorstar "), old, v, err)
 			}
 		}
 	}
