@@ -38,7 +38,7 @@ func BenchmarkThroughput(ctx context.Context, m *model.Model, ex []Example, o Be
 	}
 	c := config.DefaultSFT()
 	c.BatchTokens, c.MicroBatchTokens, c.LR = o.TokensPerStep, o.TokensPerStep, 1e-4
-	t := &trainer{o: Options{Config: c}, ex: ex, kind: schedule.Constant, m: m, opt: m.NewOptimizer(model.DefaultAdamW())}
+	t := &trainer{o: Options{Config: c}, ex: ex, kind: schedule.Constant, m: m, opt: m.NewOptimizer(model.DefaultAdamW()), prof: newProfiler(1)}
 	defer t.opt.Close()
 	for len(t.plan) < o.Steps+1 {
 		t.plan = append(t.plan, makePlan(ex, 1, 1, o.TokensPerStep, o.Seed+uint64(len(t.plan)))...)
