@@ -189,7 +189,7 @@ func (f *File) release(raw []byte) {
 	base := uintptr(unsafe.Pointer(&f.data[0])) // page-aligned: the mapping starts at offset 0
 	start := uintptr(unsafe.Pointer(&raw[0])) &^ (page - 1)
 	end := uintptr(unsafe.Pointer(&raw[len(raw)-1])) + 1
-	syscall.Madvise(f.data[start-base:end-base], syscall.MADV_DONTNEED) //nolint:errcheck // advice only
+	dropPages(f.data[start-base : end-base])
 }
 
 // Int64 returns an integer tensor (I32 or I64) widened to int64, and its shape.
