@@ -22,18 +22,11 @@ const maxWorkersPerCore = 16
 
 // checkMemory refuses an allocation of about need bytes that would not fit in what is available.
 func checkMemory(what string, need int64, change string) error {
-	avail, ok := model.AvailableMemory()
-	if !ok || need <= avail*9/10 {
+	budget, ok := model.MemoryBudget(0) // nine tenths of what is available, as training's fit check
+	if !ok || need <= budget {
 		return nil
 	}
-	return usererr.New("%s needs about %s of memory, %s available: lower %s", what, gib(need), gib(avail), change)
-}
-
-func gib(b int64) string {
-	if b >= 1<<30 {
-		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
-	}
-	return fmt.Sprintf("%d MiB", b>>20)
+	return usererr.New("%s needs about %s of memory, %s allowed: lower %s", what, model.GiB(need), model.GiB(budget), change)
 }
 
 // capThreads caps a thread count at the cores available, with a warning on w: more threads than
