@@ -133,6 +133,12 @@ int dm_init(int *rank, int *size, char *err, size_t errlen) {
 		snprintf(err, errlen, "MPI_Init_thread (%s): error %d", mpi.path, rc);
 		return rc;
 	}
+	// SINGLE (0) would forbid the other threads of the process even to exist while MPI runs; the
+	// levels are 0..3 in both ABIs.
+	if (provided < DM_THREAD_FUNNELED) {
+		snprintf(err, errlen, "MPI_Init_thread (%s): thread level %d provided, gorstar needs MPI_THREAD_FUNNELED (1)", mpi.path, provided);
+		return -1;
+	}
 	if (mpi.abi == DM_ABI_OMPI) {
 		((o_seterr_fn)mpi.seterr)(mpi.o_world, mpi.o_errors_return);
 		((o_rank_fn)mpi.comm_rank)(mpi.o_world, rank);

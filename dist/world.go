@@ -34,8 +34,15 @@ type World struct {
 	Cores []int // the CPUs this rank runs on (after pinning), in order
 	// Transport names the collectives' implementation, e.g. "Open MPI v4.1.4, libmpi.so.40".
 	Transport string
-	mpi       *mpiComm
+	// Overlap asks the trainers to all-reduce the gradients in buckets while the backward pass
+	// still runs (OverlapEnv=1 in the environment; off by default, see README "Cost of the
+	// all-reduce"). The sums are the same bits either way.
+	Overlap bool
+	mpi     *mpiComm
 }
+
+// OverlapEnv is the environment variable that turns World.Overlap on ("1").
+const OverlapEnv = "GORSTAR_OVERLAP_ALLREDUCE"
 
 // Join reads the launcher's environment, pins the process to its share of the node's cores and
 // connects the collectives. Without a launcher, or with a world of one, it returns a World of
@@ -70,6 +77,7 @@ func Join() (*World, error) {
 		return nil, fmt.Errorf("rank %d of %d (%s): %w%s", p.Rank, p.Size, p.Launcher, err, how)
 	}
 	w.Comm, w.mpi, w.Transport = m, m, m.library
+	w.Overlap = os.Getenv(OverlapEnv) == "1"
 	return w, nil
 }
 

@@ -15,6 +15,7 @@ func (m *Model) backwardLayers(a *activations) {
 			m.layerForward(i, a)
 		}
 		m.layerBackward(i, a, g)
+		m.gradsReady(i) // an overlapped all-reduce may send the finished buckets (allreduce.go)
 	}
 	kernels.EmbeddingBackward(m.g.embed, g.dResid, a.ids, T, C)
 }

@@ -44,6 +44,8 @@ type Model struct {
 	// version counts changes of the weights (WeightsChanged); decoders re-derive what they
 	// precomputed from them when it moves.
 	version uint64
+
+	overlap *gradOverlap // an armed overlapped gradient all-reduce (allreduce.go), else nil
 }
 
 // WeightsChanged tells the model's decoders that Params were written (the optimizer calls it; so
