@@ -2,6 +2,9 @@ package sft
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"time"
 
 	"gorstar/dist"
 	"gorstar/model"
@@ -34,8 +37,47 @@ func (t *trainer) shard(ex []Example, step []int) []int {
 // start and at the last step. A mismatch stops the run: the ranks' models have drifted apart.
 const weightCheckEvery = 50
 
+// Two bench-only settings (bench/dist_sft.sh), read from the environment, that test where a
+// 2-rank step loses time; neither is for training:
+//   - benchNoAllReduceEnv=1 skips the gradient all-reduce: every rank steps on its own gradients
+//     (the ranks' weights drift apart, so the weight check is off), but the ranks still meet at
+//     the step statistics' all-reduce as before.
+//   - benchOffsetEnv=MS makes rank r wait r·MS milliseconds before its step's passes, so the
+//     ranks run the same layer at different moments (outside the compute time of the profile).
+const (
+	benchNoAllReduceEnv = "GORSTAR_BENCH_NO_ALLREDUCE"
+	benchOffsetEnv      = "GORSTAR_BENCH_RANK_OFFSET_MS"
+)
+
+var (
+	benchNoAllReduce = os.Getenv(benchNoAllReduceEnv) == "1"
+	benchOffset      = func() time.Duration {
+		ms, _ := strconv.Atoi(os.Getenv(benchOffsetEnv))
+		return time.Duration(max(ms, 0)) * time.Millisecond
+	}()
+)
+
+// offsetPhase is benchOffsetEnv's wait, at the start of a step's passes.
+func (t *trainer) offsetPhase() {
+	if w := t.o.World; w.Distributed() && benchOffset > 0 {
+		time.Sleep(time.Duration(w.MyRank()) * benchOffset)
+	}
+}
+
+// armOverlap starts the overlapped gradient all-reduce (dist.World.Overlap) before the last pass
+// of a step: the buckets its backward completes are summed over the ranks while it runs on, and
+// reduceStep sums the rest. The sums are the bits of the all-reduce after the pass.
+func (t *trainer) armOverlap(last bool) {
+	if w := t.o.World; last && w.Distributed() && w.Overlap && !benchNoAllReduce {
+		t.m.OverlapAllReduceGrads(w.Comm)
+	}
+}
+
 // checkSameWeights stops the run when a rank's weights differ from rank 0's after `done` steps.
 func checkSameWeights(m *model.Model, w *dist.World, done int) error {
+	if benchNoAllReduce {
+		return nil
+	}
 	if err := w.SameHash(m.Params.Hash()); err != nil {
 		return fmt.Errorf("sft: weights after step %d: %w: the ranks have diverged", done, err)
 	}
@@ -54,10 +96,12 @@ func (t *trainer) reduceStep(ss *stepStats) (compute, tokens, padded []float64, 
 	buf[2+me], buf[2+n+me], buf[2+2*n+me] = f.computeNow, float64(ss.tokens), float64(f.paddedNow)
 	if w.Distributed() {
 		f.to(&f.p.AllReduceS)
-		if err := t.m.AllReduceGrads(w.Comm); err != nil {
-			return nil, nil, nil, fmt.Errorf("sft: %w", err)
+		if !benchNoAllReduce {
+			if _, err := t.m.FinishAllReduceGrads(w.Comm); err != nil {
+				return nil, nil, nil, fmt.Errorf("sft: %w", err)
+			}
+			f.p.AllReduceBytes += 4 * int64(t.m.Grads.Size)
 		}
-		f.p.AllReduceBytes += 4 * int64(t.m.Grads.Size)
 		f.to(&f.p.StatsS)
 		if err := w.Comm.AllReduceF64(buf); err != nil {
 			return nil, nil, nil, fmt.Errorf("sft: all-reduce step statistics: %w", err)

@@ -260,10 +260,13 @@ func (t *trainer) trainStep(s int) (stepStats, error) {
 	scale := float32(1 / float64(stepTargets(t.ex, step)))
 	t.m.ZeroGrads()
 	var ss stepStats
-	for _, mb := range microBatches(t.ex, rowsOf(t.ex, t.shard(t.ex, step), t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens) {
+	passes := microBatches(t.ex, rowsOf(t.ex, t.shard(t.ex, step), t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens)
+	t.offsetPhase()
+	for j, mb := range passes {
 		b, real := buildBatch(t.ex, mb, scale)
 		f.paddedNow += b.B * b.L
 		f.compute()
+		t.armOverlap(j == len(passes)-1)
 		res, err := t.m.ForwardBackward(b)
 		if err != nil {
 			return ss, err
