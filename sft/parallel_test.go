@@ -54,9 +54,9 @@ func runRank() int {
 	return 0
 }
 
-// runRanks trains spec in n ranks under mpirun (n = 1: one plain process) and returns the error
-// the job ended with, and its output.
-func runRanks(t *testing.T, n int, spec childSpec) ([]byte, error) {
+// runRanks trains spec in n ranks under mpirun (n = 1: one plain process), with extra in the
+// ranks' environment, and returns the error the job ended with, and its output.
+func runRanks(t *testing.T, n int, spec childSpec, extra ...string) ([]byte, error) {
 	t.Helper()
 	js, err := json.Marshal(spec)
 	if err != nil {
@@ -66,16 +66,16 @@ func runRanks(t *testing.T, n int, spec childSpec) ([]byte, error) {
 	var cmd *osexec.Cmd
 	if n == 1 {
 		cmd = osexec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), env)
+		cmd.Env = append(append(os.Environ(), env), extra...)
 	} else {
-		cmd = mpitest.Self(t, n, "^$", env)
+		cmd = mpitest.Self(t, n, "^$", append([]string{env}, extra...)...)
 	}
 	return cmd.CombinedOutput()
 }
 
-func mustRanks(t *testing.T, n int, spec childSpec) {
+func mustRanks(t *testing.T, n int, spec childSpec, extra ...string) {
 	t.Helper()
-	if out, err := runRanks(t, n, spec); err != nil {
+	if out, err := runRanks(t, n, spec, extra...); err != nil {
 		t.Fatalf("%d ranks: %v\n%s", n, err, out)
 	}
 }
@@ -83,7 +83,8 @@ func mustRanks(t *testing.T, n int, spec childSpec) {
 // A data-parallel SFT run in 2 ranks ends where the one-process run ends, up to the order of the
 // floating-point sums; gives the same bits when run again; and a checkpoint taken at 2 ranks
 // (rank 0 SIGKILLed after it) resumes at 1 rank to the same result, and at 2 ranks to the same
-// bits as the run never interrupted.
+// bits as the run never interrupted. The all-reduce overlapped with the backward pass gives the
+// same bits as the one after it.
 func TestDataParallelSFT(t *testing.T) {
 	mpitest.Command(t, 2) // skips without mpirun
 	if testing.Short() {
@@ -93,10 +94,10 @@ func TestDataParallelSFT(t *testing.T) {
 		Config: testConfig(), Seed: 5}
 	spec.Config.Epochs, spec.Config.BatchSize = 1, 5 // 23 training conversations: 5 steps, the last of 3
 	dir := t.TempDir()
-	run := func(name string, n int) []float32 {
+	run := func(name string, n int, extra ...string) []float32 {
 		s := spec
 		s.Out = filepath.Join(dir, name)
-		mustRanks(t, n, s)
+		mustRanks(t, n, s, extra...)
 		return testmodel.Weights(t, s.Out)
 	}
 	init := testmodel.Weights(t, spec.Model)
@@ -111,6 +112,9 @@ func TestDataParallelSFT(t *testing.T) {
 	}
 	if d := testmodel.UpdateDistance(two, again, init); d != 0 {
 		t.Errorf("2 ranks run twice: weights %.2g apart, want the same bits", d)
+	}
+	if d := testmodel.UpdateDistance(two, run("overlap", 2, dist.OverlapEnv+"=1"), init); d != 0 {
+		t.Errorf("2 ranks, all-reduce overlapped with the backward: weights %.2g from the plain run, want the same bits", d)
 	}
 
 	killed := spec
