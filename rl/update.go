@@ -207,13 +207,27 @@ func (u *updater) plan(seqs []sequence) ([][]pass, error) {
 			tokens += seqs[j].genTokens()
 		}
 		u.tokens = append(u.tokens, tokens)
-		passes, err := planPasses(seqs, u.world.Shard(idx), u.maxTokens)
+		passes, err := planPasses(seqs, u.share(seqs, idx), u.maxTokens)
 		if err != nil {
 			return nil, err
 		}
 		minis = append(minis, passes)
 	}
 	return minis, nil
+}
+
+// share is this rank's part of a mini-batch's sequences: split so that every rank's forward and
+// backward cost about the same (dist.World.ShardBalanced), since the gradient all-reduce waits for
+// the slowest. A sequence of n tokens costs n·P multiply-adds in the linear layers (P parameters)
+// and n²·q·layers in attention (q the query width), as in SFT. Every rank computes the same split
+// (same sequences, same order), and the mini-batch's loss normalizer is the whole mini-batch's.
+func (u *updater) share(seqs []sequence, idx []int) []int {
+	c := u.m.Config
+	p, attn := float64(c.NumParams()), float64(c.QDim()*c.NumHiddenLayers)
+	return u.world.ShardBalanced(idx, func(i int) float64 {
+		n := float64(len(seqs[i].ids))
+		return n*p + n*n*attn
+	})
 }
 
 // mismatch measures |rollout − trainer| log-probability over the generated tokens, and the

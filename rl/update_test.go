@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"gorstar/dist"
+	"gorstar/model"
 	"gorstar/rollout"
 )
 
@@ -164,5 +166,47 @@ func TestInfraFailed(t *testing.T) {
 		Finish: rollout.FinishTruncated, ResponseIDs: make([]int32, 9)})
 	if s != (Sample{Reward: 1, ToolCalls: 3, FailedCalls: 1, AnswerTags: 1, Turns: 4, Truncated: true, ResponseTokens: 9}) {
 		t.Errorf("sampleOf: %+v", s)
+	}
+}
+
+// Each rank's share of a mini-batch is balanced by forward/backward cost, not split by position:
+// with one long sequence and short ones, the long one's rank gets fewer; the shares cover the
+// mini-batch once, and their costs differ by at most the costliest sequence's.
+func TestShareBalancesCost(t *testing.T) {
+	c, err := model.Preset("tiny", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &model.Model{Config: c}
+	lengths := []int{400, 50, 60, 40, 55, 45, 50, 30}
+	seqs := make([]sequence, len(lengths))
+	for i, n := range lengths {
+		seqs[i].ids = make([]int32, n)
+	}
+	idx := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	p, attn := float64(c.NumParams()), float64(c.QDim()*c.NumHiddenLayers)
+	cost := func(i int) float64 { n := float64(lengths[i]); return n*p + n*n*attn }
+	seen := map[int]int{}
+	var loads []float64
+	for r := range 2 {
+		u := &updater{m: m, world: &dist.World{Place: dist.Place{Rank: r, Size: 2}}}
+		load := 0.0
+		for _, i := range u.share(seqs, idx) {
+			seen[i]++
+			load += cost(i)
+		}
+		loads = append(loads, load)
+	}
+	for _, i := range idx {
+		if seen[i] != 1 {
+			t.Errorf("sequence %d in %d shares, want 1", i, seen[i])
+		}
+	}
+	if d := math.Abs(loads[0] - loads[1]); d > cost(0) {
+		t.Errorf("shares cost %g and %g: %g apart, more than the costliest sequence's %g", loads[0], loads[1], d, cost(0))
+	}
+	// by position rank 0 would hold 400+60+55+50 tokens against 175
+	if loads[0] > 1.5*loads[1] || loads[1] > 1.5*loads[0] {
+		t.Errorf("shares cost %g and %g, want within a factor 1.5", loads[0], loads[1])
 	}
 }
