@@ -41,6 +41,10 @@ type World struct {
 	mpi     *mpiComm
 }
 
+// NoPinEnv=1 in the environment leaves a rank's cores as the launcher left them (no pinning to
+// the rank's share), e.g. to compare with `mpirun --bind-to none`.
+const NoPinEnv = "GORSTAR_NO_PIN"
+
 // OverlapEnv is the environment variable that turns World.Overlap on ("1").
 const OverlapEnv = "GORSTAR_OVERLAP_ALLREDUCE"
 
@@ -59,7 +63,9 @@ func Join() (*World, error) {
 		w.Cores, _ = allowedCores()
 		return w, nil
 	}
-	if w.Cores, err = pinShare(p.LocalRank, p.LocalSize); err != nil {
+	if os.Getenv(NoPinEnv) == "1" {
+		w.Cores, _ = allowedCores()
+	} else if w.Cores, err = pinShare(p.LocalRank, p.LocalSize); err != nil {
 		return nil, fmt.Errorf("rank %d: pin to the node's cores: %w", p.Rank, err)
 	}
 	// The Go runtime sized GOMAXPROCS from the whole node before the pinning: its scheduler and
