@@ -5,6 +5,14 @@
 #   C  1 rank  × 2 threads, 2 × PER_RANK per step (B's global batch)         B/C: ranks against threads
 #   D  two A runs at once, no MPI (their tokens/s summed)                       D/A: the machine's ceiling
 #      for B/A — what two single-threaded processes get from two cores with no communication at all
+# and B changed in one thing each, to tell where B loses against D (docs/notes/data-parallel-scaling.md):
+#   E  no gradient all-reduce (bench-only GORSTAR_BENCH_NO_ALLREDUCE: each rank steps on its own
+#      gradients); the ranks still meet once a step at the statistics' all-reduce
+#   F  rank 1 starts each step's passes OFFSET_MS later (bench-only GORSTAR_BENCH_RANK_OFFSET_MS), so
+#      the ranks run the same layer at different moments; the wait is outside the compute time
+#   O  the gradient all-reduce overlapped with the backward pass (GORSTAR_OVERLAP_ALLREDUCE=1)
+#   U  no pinning at all: `mpirun --bind-to none` and GORSTAR_NO_PIN=1, like D's processes
+# VARIANTS picks which of E F O U run (all by default); A, B, C and D always run.
 # Each configuration trains the same `small`-preset model on the same synthetic conversations for
 # STEPS optimizer steps; tokens/s is `gorstar sft --json`'s (trained tokens over the steps' wall
 # time, rank 0's clock for B). The three run in turn ROUNDS times and the medians are reported,
@@ -16,7 +24,7 @@
 # Go collector's CPU time.
 #
 # usage: bench/dist_sft.sh [WORKDIR]    (needs go and mpirun; settings: PRESET (small), PER_RANK (2),
-#        STEPS (3, at least 2), ROUNDS (3), SEED (1); 14 min on the shared 2-core machine)
+#        STEPS (3, at least 2), ROUNDS (3), SEED (1), OFFSET_MS (700), VARIANTS ("E F O U"))
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-$(mktemp -d)}
@@ -28,6 +36,8 @@ per=${PER_RANK:-2}
 steps=${STEPS:-3}
 rounds=${ROUNDS:-3}
 seed=${SEED:-1}
+offset=${OFFSET_MS:-700}
+variants=${VARIANTS-E F O U}
 export GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-1000}
 mpirun=(mpirun -np 2 --oversubscribe)
 [ "$(id -u)" = 0 ] && mpirun+=(--allow-run-as-root)
@@ -58,29 +68,56 @@ pair() { # two A runs at once; prints their summed rates
   python3 -c 'import sys; a, b = (list(map(float, open(f).read().split(","))) for f in sys.argv[1:]); print(f"{a[0] + b[0]},{a[1] + b[1]}")' \
     "$work/d1.out" "$work/d2.out"
 }
+variant() { # E, F, O or U: B changed in one thing
+  case $1 in
+  E) sft e $((2 * per)) 1 "${mpirun[@]}" -x GORSTAR_BENCH_NO_ALLREDUCE=1 ;;
+  F) sft f $((2 * per)) 1 "${mpirun[@]}" -x GORSTAR_BENCH_RANK_OFFSET_MS="$offset" ;;
+  O) sft o $((2 * per)) 1 "${mpirun[@]}" -x GORSTAR_OVERLAP_ALLREDUCE=1 ;;
+  U) sft u $((2 * per)) 1 "${mpirun[@]}" --bind-to none -x GORSTAR_NO_PIN=1 ;;
+  *) echo "bench/dist_sft.sh: VARIANTS: unknown variant $1 (E F O U)" >&2; return 1 ;;
+  esac
+}
 declare -a A B C D
+declare -A X # variant -> its runs' rates, space-separated
 for r in $(seq "$rounds"); do # r names each run's JSON
   A+=("$(sft a "$per" 1)")
   B+=("$(sft b $((2 * per)) 1 "${mpirun[@]}")")
   C+=("$(sft c $((2 * per)) 2)")
   D+=("$(pair)")
-  echo "round $r: A ${A[-1]}  B ${B[-1]}  C ${C[-1]}  D ${D[-1]} tokens/s (all steps,after the first)" >&2
+  line="round $r: A ${A[-1]}  B ${B[-1]}  C ${C[-1]}  D ${D[-1]}"
+  for v in $variants; do
+    x=$(variant "$v")
+    X[$v]="${X[$v]:-} $x"
+    line+="  $v $x"
+  done
+  echo "$line tokens/s (all steps,after the first)" >&2
 done
-python3 - "${A[*]}" "${B[*]}" "${C[*]}" "${D[*]}" <<'PY'
+extra=()
+for v in $variants; do extra+=("$v=${X[$v]}"); done
+python3 - "${A[*]}" "${B[*]}" "${C[*]}" "${D[*]}" "$offset" "${extra[@]}" <<'PY'
 import statistics, sys
-runs = [[tuple(map(float, x.split(","))) for x in s.split()] for s in sys.argv[1:5]]
-(a, b, c, d), (aw, bw, cw, dw) = ([statistics.median(r[k] for r in rs) for rs in runs] for k in (0, 1))
-print("                      all steps           after the first step")
-print(f"A 1 rank x 1 thread   {a:8.1f} tokens/s      {aw:8.1f} tokens/s")
-print(f"B 2 ranks x 1 thread  {b:8.1f} tokens/s      {bw:8.1f} tokens/s   B/A {b / a:.2f} / {bw / aw:.2f}")
-print(f"C 1 rank x 2 threads  {c:8.1f} tokens/s      {cw:8.1f} tokens/s   B/C {b / c:.2f} / {bw / cw:.2f}")
-print(f"D 2 x A at once       {d:8.1f} tokens/s      {dw:8.1f} tokens/s   D/A {d / a:.2f} / {dw / aw:.2f}  B/D {b / d:.2f} / {bw / dw:.2f}")
+rates = lambda s: [tuple(map(float, x.split(","))) for x in s.split()]
+med = lambda rs, k: statistics.median(r[k] for r in rs)
+runs = [rates(s) for s in sys.argv[1:5]]
+(a, b, c, d), (aw, bw, cw, dw) = ([med(rs, k) for rs in runs] for k in (0, 1))
+print("                          all steps           after the first step")
+print(f"A 1 rank x 1 thread       {a:8.1f} tokens/s      {aw:8.1f} tokens/s")
+print(f"B 2 ranks x 1 thread      {b:8.1f} tokens/s      {bw:8.1f} tokens/s   B/A {b / a:.2f} / {bw / aw:.2f}")
+print(f"C 1 rank x 2 threads      {c:8.1f} tokens/s      {cw:8.1f} tokens/s   B/C {b / c:.2f} / {bw / cw:.2f}")
+print(f"D 2 x A at once           {d:8.1f} tokens/s      {dw:8.1f} tokens/s   D/A {d / a:.2f} / {dw / aw:.2f}  B/D {b / d:.2f} / {bw / dw:.2f}")
+labels = {"E": "B, no grad all-reduce", "F": f"B, rank 1 +{sys.argv[5]} ms", "O": "B, overlapped", "U": "B, unpinned"}
+for arg in sys.argv[6:]:
+    v, s = arg.split("=", 1)
+    rs = rates(s)
+    x, xw = med(rs, 0), med(rs, 1)
+    print(f"{v} {labels[v]:22s} {x:8.1f} tokens/s      {xw:8.1f} tokens/s   {v}/A {x / a:.2f} / {xw / aw:.2f}"
+          f"  {v}/B {x / b:.2f} / {xw / bw:.2f}  {v}/D {x / d:.2f} / {xw / dw:.2f}")
 PY
-python3 - "$work" "$rounds" <<'PY'
+python3 - "$work" "$rounds" $variants <<'PY'
 import json, sys
 work, rounds = sys.argv[1], int(sys.argv[2])
 print("step time by phase, % of the steps' wall time (sums over the rounds):")
-for name, label in (("a", "A"), ("b", "B"), ("c", "C")):
+for name, label in [("a", "A"), ("b", "B"), ("c", "C")] + [(v.lower(), v) for v in sys.argv[3:]]:
     tot = {}
     for r in range(1, rounds + 1):
         p = json.load(open(f"{work}/{name}.{r}.json"))["profile"]
