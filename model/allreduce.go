@@ -63,7 +63,7 @@ func (m *Model) stagedAllReduce(c dist.Comm) error {
 type gradOverlap struct {
 	c      dist.Comm
 	host   []float32
-	final  int    // end of the span [layerStart[i], final) that holds final sums after layer i
+	final  int    // end of the span [starts[i], final) that holds final sums after layer i
 	starts []int  // starts[i]: the offset of layer i's first matrix
 	sent   []bool // bucket k handed to the goroutine
 	queue  chan int
