@@ -10,9 +10,11 @@
 #      gradients); the ranks still meet once a step at the statistics' all-reduce
 #   F  rank 1 starts each step's passes OFFSET_MS later (bench-only GORSTAR_BENCH_RANK_OFFSET_MS), so
 #      the ranks run the same layer at different moments; the wait is outside the compute time
+#   G  rank 1 runs its step's passes rotated (bench-only GORSTAR_BENCH_ROTATE_PASSES: its smaller
+#      last pass first), an offset like F's at no idle cost; needs 2+ passes a step (PER_RANK=8)
 #   O  the gradient all-reduce overlapped with the backward pass (GORSTAR_OVERLAP_ALLREDUCE=1)
 #   U  no pinning at all: `mpirun --bind-to none` and GORSTAR_NO_PIN=1, like D's processes
-# VARIANTS picks which of E F O U run (all by default); A, B, C and D always run.
+# VARIANTS picks which of E F G O U run (all by default); A, B, C and D always run.
 # Each configuration trains the same `small`-preset model on the same synthetic conversations for
 # STEPS optimizer steps; tokens/s is `gorstar sft --json`'s (trained tokens over the steps' wall
 # time, rank 0's clock for B). The three run in turn ROUNDS times and the medians are reported,
@@ -24,7 +26,7 @@
 # Go collector's CPU time.
 #
 # usage: bench/dist_sft.sh [WORKDIR]    (needs go and mpirun; settings: PRESET (small), PER_RANK (2),
-#        STEPS (3, at least 2), ROUNDS (3), SEED (1), OFFSET_MS (700), VARIANTS ("E F O U"))
+#        STEPS (3, at least 2), ROUNDS (3), SEED (1), OFFSET_MS (700), VARIANTS ("E F G O U"))
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-$(mktemp -d)}
@@ -37,7 +39,7 @@ steps=${STEPS:-3}
 rounds=${ROUNDS:-3}
 seed=${SEED:-1}
 offset=${OFFSET_MS:-700}
-variants=${VARIANTS-E F O U}
+variants=${VARIANTS-E F G O U}
 export GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-1000}
 mpirun=(mpirun -np 2 --oversubscribe)
 [ "$(id -u)" = 0 ] && mpirun+=(--allow-run-as-root)
@@ -68,13 +70,14 @@ pair() { # two A runs at once; prints their summed rates
   python3 -c 'import sys; a, b = (list(map(float, open(f).read().split(","))) for f in sys.argv[1:]); print(f"{a[0] + b[0]},{a[1] + b[1]}")' \
     "$work/d1.out" "$work/d2.out"
 }
-variant() { # E, F, O or U: B changed in one thing
+variant() { # E, F, G, O or U: B changed in one thing
   case $1 in
   E) sft e $((2 * per)) 1 "${mpirun[@]}" -x GORSTAR_BENCH_NO_ALLREDUCE=1 ;;
   F) sft f $((2 * per)) 1 "${mpirun[@]}" -x GORSTAR_BENCH_RANK_OFFSET_MS="$offset" ;;
+  G) sft g $((2 * per)) 1 "${mpirun[@]}" -x GORSTAR_BENCH_ROTATE_PASSES=1 ;;
   O) sft o $((2 * per)) 1 "${mpirun[@]}" -x GORSTAR_OVERLAP_ALLREDUCE=1 ;;
   U) sft u $((2 * per)) 1 "${mpirun[@]}" --bind-to none -x GORSTAR_NO_PIN=1 ;;
-  *) echo "bench/dist_sft.sh: VARIANTS: unknown variant $1 (E F O U)" >&2; return 1 ;;
+  *) echo "bench/dist_sft.sh: VARIANTS: unknown variant $1 (E F G O U)" >&2; return 1 ;;
   esac
 }
 declare -a A B C D
@@ -105,7 +108,7 @@ print(f"A 1 rank x 1 thread       {a:8.1f} tokens/s      {aw:8.1f} tokens/s")
 print(f"B 2 ranks x 1 thread      {b:8.1f} tokens/s      {bw:8.1f} tokens/s   B/A {b / a:.2f} / {bw / aw:.2f}")
 print(f"C 1 rank x 2 threads      {c:8.1f} tokens/s      {cw:8.1f} tokens/s   B/C {b / c:.2f} / {bw / cw:.2f}")
 print(f"D 2 x A at once           {d:8.1f} tokens/s      {dw:8.1f} tokens/s   D/A {d / a:.2f} / {dw / aw:.2f}  B/D {b / d:.2f} / {bw / dw:.2f}")
-labels = {"E": "B, no grad all-reduce", "F": f"B, rank 1 +{sys.argv[5]} ms", "O": "B, overlapped", "U": "B, unpinned"}
+labels = {"E": "B, no grad all-reduce", "F": f"B, rank 1 +{sys.argv[5]} ms", "G": "B, passes rotated", "O": "B, overlapped", "U": "B, unpinned"}
 for arg in sys.argv[6:]:
     v, s = arg.split("=", 1)
     rs = rates(s)

@@ -3,6 +3,7 @@ package sft
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -44,13 +45,19 @@ const weightCheckEvery = 50
 //     the step statistics' all-reduce as before.
 //   - benchOffsetEnv=MS makes rank r wait r·MS milliseconds before its step's passes, so the
 //     ranks run the same layer at different moments (outside the compute time of the profile).
+//   - benchRotateEnv=1 makes rank r run its step's passes rotated by r (rank 1 of 2 starts with
+//     its last, smaller pass): the ranks are offset by a pass's length at no idle cost. The sum
+//     of a rank's passes then accumulates in another order, so the weights are not the bits of
+//     the run without it.
 const (
 	benchNoAllReduceEnv = "GORSTAR_BENCH_NO_ALLREDUCE"
 	benchOffsetEnv      = "GORSTAR_BENCH_RANK_OFFSET_MS"
+	benchRotateEnv      = "GORSTAR_BENCH_ROTATE_PASSES"
 )
 
 var (
 	benchNoAllReduce = os.Getenv(benchNoAllReduceEnv) == "1"
+	benchRotate      = os.Getenv(benchRotateEnv) == "1"
 	benchOffset      = func() time.Duration {
 		ms, _ := strconv.Atoi(os.Getenv(benchOffsetEnv))
 		return time.Duration(max(ms, 0)) * time.Millisecond
@@ -62,6 +69,17 @@ func (t *trainer) offsetPhase() {
 	if w := t.o.World; w.Distributed() && benchOffset > 0 {
 		time.Sleep(time.Duration(w.MyRank()) * benchOffset)
 	}
+}
+
+// orderPasses is the order this rank runs its step's passes in: as planned, or (benchRotateEnv)
+// rotated by the rank.
+func (t *trainer) orderPasses(passes [][]row) [][]row {
+	w := t.o.World
+	if !benchRotate || !w.Distributed() || len(passes) < 2 {
+		return passes
+	}
+	k := w.MyRank() % len(passes)
+	return append(slices.Clone(passes[len(passes)-k:]), passes[:len(passes)-k]...)
 }
 
 // armOverlap starts the overlapped gradient all-reduce (dist.World.Overlap) before the last pass

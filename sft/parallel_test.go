@@ -7,6 +7,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"gorstar/dist"
@@ -136,5 +137,33 @@ func TestDataParallelSFT(t *testing.T) {
 	mustRanks(t, 2, resumed)
 	if d := testmodel.UpdateDistance(two, testmodel.Weights(t, copyDir), init); d != 0 {
 		t.Errorf("checkpoint of 2 ranks resumed in 2: %.2g from the uninterrupted run, want the same bits", d)
+	}
+}
+
+// With GORSTAR_BENCH_ROTATE_PASSES rank r of a world runs its passes rotated by r; without it, and
+// in a world of one, as planned.
+func TestOrderPasses(t *testing.T) {
+	passes := [][]row{{{0, 1}}, {{2}}, {{3}}}
+	order := func(rank, size int) []int {
+		tr := &trainer{o: Options{World: &dist.World{Place: dist.Place{Rank: rank, Size: size}}}}
+		var firsts []int
+		for _, p := range tr.orderPasses(passes) {
+			firsts = append(firsts, p[0][0])
+		}
+		return firsts
+	}
+	defer func(b bool) { benchRotate = b }(benchRotate)
+	benchRotate = false
+	if got := order(1, 2); !slices.Equal(got, []int{0, 2, 3}) {
+		t.Errorf("rank 1 of 2, not rotating: passes %v, want as planned", got)
+	}
+	benchRotate = true
+	for _, tc := range []struct {
+		rank, size int
+		want       []int
+	}{{0, 2, []int{0, 2, 3}}, {1, 2, []int{3, 0, 2}}, {2, 3, []int{2, 3, 0}}, {0, 1, []int{0, 2, 3}}} {
+		if got := order(tc.rank, tc.size); !slices.Equal(got, tc.want) {
+			t.Errorf("rank %d of %d: passes %v, want %v", tc.rank, tc.size, got, tc.want)
+		}
 	}
 }

@@ -260,7 +260,7 @@ func (t *trainer) trainStep(s int) (stepStats, error) {
 	scale := float32(1 / float64(stepTargets(t.ex, step)))
 	t.m.ZeroGrads()
 	var ss stepStats
-	passes := microBatches(t.ex, rowsOf(t.ex, t.shard(t.ex, step), t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens)
+	passes := t.orderPasses(microBatches(t.ex, rowsOf(t.ex, t.shard(t.ex, step), t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens))
 	t.offsetPhase()
 	for j, mb := range passes {
 		b, real := buildBatch(t.ex, mb, scale)
