@@ -274,11 +274,11 @@ func EmbeddingForward(out, ids, table Buf, T, C_ int) {
 	dims("EmbeddingForward", "T", T, "C", C_)
 	need("EmbeddingForward", "out", out, T*C_, F32)
 	need("EmbeddingForward", "ids", ids, T, I32)
-if dev != nil {
-	need("EmbeddingForward", "table", table, C_, table.dt)
-	dev.EmbeddingForward(out, ids, table, T, C_)
-	return
-}
+	if dev != nil {
+		need("EmbeddingForward", "table", table, C_, table.dt)
+		dev.EmbeddingForward(out, ids, table, T, C_)
+		return
+	}
 	if table.dt == BF16 { // an inference-only bf16 model's table: rows widened exactly
 		need("EmbeddingForward", "table", table, C_, BF16)
 		embeddingForwardBF16(out, ids, table, T, C_)
