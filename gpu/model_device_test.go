@@ -17,7 +17,15 @@ import (
 // tiny model in fp32 and bf16, against the same on the CPU backend.
 func TestModelOnEmulatedDevice(t *testing.T) {
 	testenv.Short(t, "compiles the kernels for the CPU emulator and runs a tiny model on them")
-	emu := emulatedDevice(t, VendorCUDA)
+	modelOnDevice(t, emulatedDevice(t, VendorCUDA))
+}
+
+// TestModelOnEmulatedDevice on the GPU of GORSTAR_GPU_DEVICE (bench/gpu-check.sh).
+func TestModelOnDevice(t *testing.T) {
+	modelOnDevice(t, openTestDevice(t))
+}
+
+func modelOnDevice(t *testing.T, d *Device) {
 	cfg := model.Config{
 		ModelType: "qwen3", VocabSize: 40, HiddenSize: 16, IntermediateSize: 24, NumHiddenLayers: 2,
 		NumAttentionHeads: 4, NumKeyValueHeads: 2, HeadDim: 8, RopeTheta: 1e4, RMSNormEps: 1e-6,
@@ -31,16 +39,16 @@ func TestModelOnEmulatedDevice(t *testing.T) {
 				bound = 8e-3
 			}
 			onDevice := func(f func() stepResult) stepResult {
-				kernels.UseDevice(emu.Kernels())
+				kernels.UseDevice(d.Kernels())
 				defer kernels.UseDevice(nil)
-				if got := kernels.Backend(); got != "cuda-emulated" {
-					t.Fatalf("backend %q on the device", got)
+				if got := kernels.Backend(); got != d.Name() {
+					t.Fatalf("backend %q on the device %s", got, d.Name())
 				}
 				return f()
 			}
 			cpu := trainStep(t, cfg, prec)
 			dev := onDevice(func() stepResult { return trainStep(t, cfg, prec) })
-			if err := emu.Err(); err != nil {
+			if err := d.Err(); err != nil {
 				t.Fatal(err)
 			}
 			closeTo(t, "log-probabilities", cpu.logprobs, dev.logprobs, bound)
