@@ -159,7 +159,7 @@ func checkUpdate(t *testing.T, cpu, dev stepResult) {
 	}
 }
 
-// decodeSteps prefills two prompts and decodes 6 tokens for both, batched: greedy on the CPU
+// decodeSteps prefills two prompts and decodes 4 tokens for both, batched: greedy on the CPU
 // (feed nil), the CPU's tokens fed on the device.
 func decodeSteps(t *testing.T, cfg model.Config, prec model.Precision, feed []int32) stepResult {
 	t.Helper()
@@ -171,7 +171,7 @@ func decodeSteps(t *testing.T, cfg model.Config, prec model.Precision, feed []in
 	if err := m.SetPrecision(prec); err != nil {
 		t.Fatal(err)
 	}
-	const steps = 6
+	const steps = 4
 	d, err := m.NewDecoder(16, 2)
 	if err != nil {
 		t.Fatal(err)
