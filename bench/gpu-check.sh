@@ -11,8 +11,9 @@
 # QWEN3_DIR (a Qwen3 model directory for the log-probability check; default: random `small`
 # weights), GORSTAR_CUDA_LIBS (extra library directories; pip's nvidia wheels are found anyway).
 #
-# Steps (each with its own time limit): gorstar doctor; every device op against the CPU backend
-# (gpu.test); log-probabilities of one Qwen3 sequence, gorstar vs PyTorch on the GPU; training
+# Steps (each with its own time limit): gorstar doctor; every device op against the CPU backend and
+# a tiny model's training step and decode steps on the device against the CPU (gpu.test);
+# log-probabilities of one Qwen3 sequence, gorstar vs PyTorch on the GPU; training
 # step and decode tokens/s at batch 1/8/64 for `small` and the Qwen3-0.6B shape, PyTorch eager
 # bf16 and gorstar; `gorstar train --device $DEVICE` on the quickstart.
 set -u
@@ -41,6 +42,7 @@ step() {
 step doctor 20 ./gorstar doctor --json
 GORSTAR_GPU_DEVICE=$DEVICE GORSTAR_GPU_CHECK_OUT="$work/ops.jsonl" GORSTAR_GPU_CHECK_INFO="$work/device.json" \
     step ops 100 ./gpu.test -test.run '^TestDeviceMatchesCPU$' -test.v
+GORSTAR_GPU_DEVICE=$DEVICE step model_ops 60 ./gpu.test -test.run '^TestModelOnDevice$' -test.v
 
 # Log-probabilities: one sequence through gorstar (on the GPU, and on the CPU as the reference it
 # must also match) and through PyTorch in float32 on the GPU.
@@ -56,7 +58,7 @@ step logprobs_cpu 30 ./gorstar model logprobs --json --model "$model" --ids "$id
 step logprobs_torch 40 $PYTHON bench/gpu_torch.py logprobs --model "$model" --ids "$work/ids.json"
 
 # Throughput: PyTorch eager bf16 on the GPU (one process for every shape and batch); gorstar's
-# side at batch 8 on `small` (it runs once its model runs on the device).
+# side at batch 8 on `small`.
 step torch_sweep 140 $PYTHON bench/gpu_torch.py sweep
 step gorstar_train_small_8 20 ./gorstar model bench --json --preset small --train --batch 8 --seq 128 --device "$DEVICE"
 step gorstar_decode_small_8 20 ./gorstar model bench --json --preset small --generate --batch 8 --device "$DEVICE"

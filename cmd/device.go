@@ -11,29 +11,33 @@ import (
 	"gorstar/kernels"
 )
 
-// runtimeDevice resolves the devices of the run-time GPU backend (package gpu) before the kernels
-// are set up: auto becomes a GPU that works, else the CPU; cuda[:N], and rocm[:N] in a build
-// without -tags rocm, are probed in a child process, so a missing library or a broken driver is one
-// line. The model's layers run on the kernels package, which has no run-time GPU backend yet: a
-// GPU that was found is named in the error (or, for auto, in a note before the CPU is used).
-func runtimeDevice(o Options, dev config.Device) (config.Device, error) {
-	rocmBuild := strings.HasPrefix(kernels.Backend(), "rocm")
-	switch {
-	case dev.Kind == "cpu", dev.Kind == "rocm" && rocmBuild:
+// openDevice resolves and opens the device before the kernels are set up: cuda[:N] and rocm[:N]
+// are probed in a child process first (a missing library or a broken driver is one line), then
+// opened in this one (package gpu: the kernels compiled at run time or read from the cache) and
+// installed as the kernels' device, so the model's ops run there; auto is the first vendor whose
+// probe finds a GPU, else the CPU. Data-parallel ranks stay on the CPU: their gradients are
+// all-reduced through host memory by MPI, and the NCCL/RCCL communicator is not wired in.
+func openDevice(o Options, dev config.Device) (config.Device, error) {
+	if dev.Kind == "cpu" {
 		return dev, nil
-	case dev.Kind == "auto" && rocmBuild:
-		return config.Device{Kind: "rocm"}, nil
-	case dev.Kind == "auto":
+	}
+	ranks := o.World != nil && o.World.Distributed()
+	if dev.Kind == "auto" {
+		if ranks {
+			return config.Device{Kind: "cpu"}, nil
+		}
 		for _, v := range []gpu.Vendor{gpu.VendorCUDA, gpu.VendorROCm} {
 			if rep := gpu.ProbeIsolated(v); rep.Usable() {
 				if !o.Quiet {
-					fmt.Fprintf(os.Stderr, "gorstar: --device auto: %s, but the model does not run on the run-time GPU backend yet: using the CPU\n",
-						describeGPU(rep, 0))
+					fmt.Fprintf(os.Stderr, "gorstar: --device auto: %s\n", describeGPU(rep, 0))
 				}
-				break
+				return config.Device{Kind: string(v)}, install(o, v, 0)
 			}
 		}
 		return config.Device{Kind: "cpu"}, nil
+	}
+	if ranks {
+		return dev, usererr.New("--device %s: data-parallel ranks run on the CPU only (the GPU collectives are not wired in); use --device cpu", o.Device)
 	}
 	rep := gpu.ProbeIsolated(gpu.Vendor(dev.Kind))
 	if !rep.Usable() {
@@ -42,12 +46,26 @@ func runtimeDevice(o Options, dev config.Device) (config.Device, error) {
 	if n := len(rep.Runtime.Devices); dev.Index >= n {
 		return dev, usererr.New("--device %s: %s:%d not found, %d visible (see `gorstar doctor`)", o.Device, dev.Kind, dev.Index, n)
 	}
-	hint := "its ops do: bench/gpu-check.sh"
-	if dev.Kind == "rocm" {
-		hint += "; or build with -tags rocm, kernels/README.md"
+	return dev, install(o, gpu.Vendor(dev.Kind), dev.Index)
+}
+
+// install opens GPU index of vendor v and makes it the kernels' device; its notes (vendor GEMM
+// unusable, kernel cache not writable) go to stderr.
+func install(o Options, v gpu.Vendor, index int) error {
+	if kernels.OnDevice() {
+		return nil // opened by an earlier command of this process
 	}
-	return dev, usererr.New("--device %s: %s, but the model does not run on the run-time GPU backend yet (%s)",
-		o.Device, describeGPU(rep, dev.Index), hint)
+	d, err := gpu.Open(v, index)
+	if err != nil {
+		return usererr.New("--device %s: %s", o.Device, strings.TrimPrefix(err.Error(), "gpu: "))
+	}
+	if !o.Quiet {
+		for _, n := range d.Notes {
+			fmt.Fprintf(os.Stderr, "gorstar: note: %s\n", n)
+		}
+	}
+	kernels.UseDevice(d.Kernels())
+	return nil
 }
 
 func describeGPU(rep gpu.VendorReport, i int) string {

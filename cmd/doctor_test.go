@@ -54,7 +54,7 @@ func TestDoctorReportsWhatIsMissing(t *testing.T) {
 }
 
 // --device auto without a usable GPU is the CPU; cuda and rocm are one line and exit status 1
-// (no GPU here, or one the model does not run on yet).
+// (no GPU here).
 func TestDeviceFlagGPUKinds(t *testing.T) {
 	dir := t.TempDir()
 	if r := runCLI(t, "model", "init", "--preset", "tiny", "--out", filepath.Join(dir, "auto"), "--device", "auto"); r.Code != 0 {

@@ -105,7 +105,7 @@ func initKernels(o Options) error {
 	if err != nil {
 		return usererr.New("--device: %v", err)
 	}
-	if dev, err = runtimeDevice(o, dev); err != nil {
+	if dev, err = openDevice(o, dev); err != nil {
 		return err
 	}
 	if err := kernels.Setup(dev.Kind, dev.Index, capThreads(o.Threads, os.Stderr, o.Quiet)); err != nil {

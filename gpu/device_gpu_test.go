@@ -321,6 +321,12 @@ func compareOps(t *testing.T, d *Device, z opSizes) {
 	kernels.EmbeddingBackward(dtc, dyc, ic, T, C)
 	d.EmbeddingBackward(dtg, dyg, ig, T, C)
 	p.check("embedding backward", dtc, dtg, V*C, fp32)
+	htc, htg := kernels.AllocBF16(V*C), d.Alloc(V*C, kernels.BF16)
+	kernels.ToBF16(htc, tc, V*C)
+	d.ToBF16(htg, tg, V*C)
+	kernels.EmbeddingForward(ec, ic, htc, T, C)
+	d.EmbeddingForward(eg, ig, htg, T, C)
+	p.check("embedding forward, bf16 table", ec, eg, T*C, 0)
 
 	hc, hg := kernels.AllocBF16(T*C), d.Alloc(T*C, kernels.BF16)
 	kernels.ToBF16(hc, xc, T*C)

@@ -393,9 +393,15 @@ func (d *Device) Scale(y Buf, a float32, n int) {
 	d.launch("gk_scale", blocks(n, 256), 1, 256, y, a, size(n))
 }
 
+// EmbeddingForward copies rows ids[t] of table (float32, or bfloat16 widened exactly) into out.
 func (d *Device) EmbeddingForward(out, ids, table Buf, T, C int) {
 	need("EmbeddingForward", "out", out, T*C, kernels.F32)
 	need("EmbeddingForward", "ids", ids, T, kernels.I32)
+	if table.dt == kernels.BF16 { // an inference-only bf16 model's table
+		need("EmbeddingForward", "table", table, C, kernels.BF16)
+		d.launch("gk_embedding_forward_bf16", blocks(T*C, 256), 1, 256, out, ids, table, T, C)
+		return
+	}
 	need("EmbeddingForward", "table", table, C, kernels.F32)
 	d.launch("gk_embedding_forward", blocks(T*C, 256), 1, 256, out, ids, table, T, C)
 }

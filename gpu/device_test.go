@@ -40,6 +40,7 @@ func TestDeviceOpsLaunchMatchingKernels(t *testing.T) {
 		d.Add(f(T*C), f(T*C), T*C)
 		d.Scale(f(T*C), 0.5, T*C)
 		d.EmbeddingForward(f(T*C), i32(T), f(V*C), T, C)
+		d.EmbeddingForward(f(T*C), i32(T), h(V*C), T, C)
 		d.EmbeddingBackward(f(V*C), f(T*C), i32(T), T, C)
 		d.ToBF16(h(T*C), f(T*C), T*C)
 		d.FromBF16(f(T*C), h(T*C), T*C)

@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /* adamw.c — global gradient norm (sum of squares) and the AdamW update with decoupled weight decay. */
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /* attention.c — causal grouped-query attention, forward and backward, flash-style, with optional
  * document masking (several sequences packed into one row).
  *

@@ -47,6 +47,10 @@ func AttentionDecode(out, q, kNew, vNew Buf, kCaches, vCaches, kTiles []Buf, kvL
 	need(op, "q", q, nseq*nh*hd, F32)
 	optional(op, "kNew", kNew, nseq*nkv*hd, F32)
 	optional(op, "vNew", vNew, nseq*nkv*hd, F32)
+	if dev != nil {
+		attentionDecodeDevice(out, q, kNew, vNew, kCaches, vCaches, kTiles, kvLens, nh, nkv, hd, scale)
+		return
+	}
 	// The pointer arrays hold C pointers only, so Go memory may carry them (cgo's rules forbid Go
 	// pointers inside memory passed to C, not C pointers).
 	ptrs := make([]unsafe.Pointer, 3*nseq)
@@ -90,13 +94,33 @@ func AttentionDecode(out, q, kNew, vNew Buf, kCaches, vCaches, kTiles []Buf, kvL
 		(*C.int32_t)(unsafe.Pointer(&kvLens[0])), sharedPtr, C.int(nseq), C.int(nh), C.int(nkv), C.int(hd), C.float(scale))
 }
 
+// attentionDecodeDevice is AttentionDecode on a Device: no key tiles (DecodeKeyTiles is false
+// there), and shared prefixes are read once per sequence (the result is the same).
+func attentionDecodeDevice(out, q, kNew, vNew Buf, kCaches, vCaches, kTiles []Buf, kvLens []int32, nh, nkv, hd int, scale float32) {
+	const op = "AttentionDecode"
+	if kTiles != nil {
+		panic(fmt.Sprintf("kernels: %s: key tiles on %s (DecodeKeyTiles is false there)", op, dev.Name()))
+	}
+	for s, n := range kvLens {
+		if n < 1 {
+			panic(fmt.Sprintf("kernels: %s: sequence %d has %d keys, want ≥ 1", op, s, n))
+		}
+		need(op, fmt.Sprintf("kCaches[%d]", s), kCaches[s], int(n)*nkv*hd, F32)
+		need(op, fmt.Sprintf("vCaches[%d]", s), vCaches[s], int(n)*nkv*hd, F32)
+		if s > 0 && kCaches[s].d == kCaches[s-1].d && n <= kvLens[s-1] {
+			panic(fmt.Sprintf("kernels: %s: rows %d and %d of one cache have lengths %d and %d, want growing", op, s-1, s, kvLens[s-1], n))
+		}
+	}
+	dev.AttentionDecode(out, q, kNew, vNew, kCaches, vCaches, kvLens, nh, nkv, hd, scale)
+}
+
 // KeyTileFloats is the size of the key tiles of a cache of capacity rows of kvDim floats: the rows
 // rounded up to blocks of 8.
 func KeyTileFloats(capacity, kvDim int) int { return (capacity + 7) / 8 * 8 * kvDim }
 
 // DecodeKeyTiles reports whether AttentionDecode reads key tiles on this backend (the CPU's: it
 // multiplies 8 keys at a time, transposed); on others callers need not keep them.
-func DecodeKeyTiles() bool { return decodeKeyTiles }
+func DecodeKeyTiles() bool { return decodeKeyTiles && dev == nil }
 
 // PackKeyTiles writes rows from..to-1 of a cache's keys ([capacity, kvDim]) into its key tiles
 // (KeyTileFloats(capacity, kvDim)): blocks of 8 rows, each transposed to [kvDim][8], so
@@ -111,9 +135,10 @@ func PackKeyTiles(tiles, keys Buf, from, to, kvDim int) {
 	}
 	need(op, "keys", keys, to*kvDim, F32)
 	need(op, "tiles", tiles, KeyTileFloats(to, kvDim), F32)
+	cpuOnly("PackKeyTiles")
 	C.gk_pack_key_tiles(fp(tiles), fp(keys), C.int(from), C.int(to), C.int(kvDim))
 }
 
 // fits reports whether b is a float32 buffer of at least n elements (need, without building the
 // argument's name, for checks inside loops).
-func fits(b Buf, n int) bool { return b.p != nil && b.dt == F32 && b.n >= n }
+func fits(b Buf, n int) bool { return !b.IsNil() && b.dt == F32 && b.n >= n }

@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /* bf16.c — conversion between fp32 and bf16 arrays (round to nearest even). Plain loops, cloned
  * per instruction set; vcvtneps2bf16 is not used because it flushes subnormals, which these keep. */
 #include "bf16.h"

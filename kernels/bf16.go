@@ -1,5 +1,3 @@
-//go:build !rocm
-
 package kernels
 
 /*
@@ -29,6 +27,10 @@ func (b Buf) BF16s() []uint16 {
 // CopyFromBF16 copies bfloat16 bits from host memory into the first len(src) elements.
 func (b Buf) CopyFromBF16(src []uint16) {
 	b.mustHost("CopyFromBF16", len(src), BF16)
+	if b.d != 0 {
+		dev.CopyFromBF16(b, src)
+		return
+	}
 	if len(src) > 0 {
 		C.gk_copy_to_device(b.p, unsafe.Pointer(&src[0]), C.size_t(2*len(src)))
 	}
@@ -37,6 +39,10 @@ func (b Buf) CopyFromBF16(src []uint16) {
 // CopyToBF16 copies the first len(dst) elements' bits to host memory.
 func (b Buf) CopyToBF16(dst []uint16) {
 	b.mustHost("CopyToBF16", len(dst), BF16)
+	if b.d != 0 {
+		dev.CopyToBF16(dst, b)
+		return
+	}
 	if len(dst) > 0 {
 		C.gk_copy_to_host(unsafe.Pointer(&dst[0]), b.p, C.size_t(2*len(dst)))
 	}
@@ -48,6 +54,10 @@ func ToBF16(dst, src Buf, n int) {
 	dims("ToBF16", "n", n)
 	need("ToBF16", "dst", dst, n, BF16)
 	need("ToBF16", "src", src, n, F32)
+	if dev != nil {
+		dev.ToBF16(dst, src, n)
+		return
+	}
 	C.gk_bf16_from_f32((*C.uint16_t)(dst.p), fp(src), C.size_t(n))
 }
 
@@ -56,6 +66,10 @@ func FromBF16(dst, src Buf, n int) {
 	dims("FromBF16", "n", n)
 	need("FromBF16", "dst", dst, n, F32)
 	need("FromBF16", "src", src, n, BF16)
+	if dev != nil {
+		dev.FromBF16(dst, src, n)
+		return
+	}
 	C.gk_bf16_to_f32(fp(dst), (*C.uint16_t)(src.p), C.size_t(n))
 }
 
@@ -79,6 +93,10 @@ func GEMMBF16(transA, transB bool, M, N, K int, alpha float32, A Buf, lda int, B
 	need("GEMMBF16", "A", A, matrixLen(ar, ac, lda), A.dt)
 	need("GEMMBF16", "B", B, matrixLen(br, bc, ldb), B.dt)
 	need("GEMMBF16", "C", C_, matrixLen(M, N, ldc), C_.dt)
+	if dev != nil {
+		dev.GEMMBF16(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C_, ldc)
+		return
+	}
 	C.gk_gemm_bf16(cbool(transA), cbool(transB), C.int(M), C.int(N), C.int(K), C.float(alpha), A.p, adt, C.int(lda),
 		B.p, bdt, C.int(ldb), C.float(beta), C_.p, cdt, C.int(ldc))
 }
@@ -128,6 +146,10 @@ func LinearForwardBF16(y, x, w, b Buf, T, in, out int) {
 	need("LinearForwardBF16", "x", x, T*in, F32)
 	need("LinearForwardBF16", "w", w, out*in, BF16)
 	optional("LinearForwardBF16", "b", b, out, F32)
+	if dev != nil {
+		dev.LinearForward(y, x, w, b, T, in, out)
+		return
+	}
 	C.gk_linear_forward_bf16(fp(y), fp(x), (*C.uint16_t)(w.p), fp(b), C.int(T), C.int(in), C.int(out))
 }
 
@@ -146,6 +168,10 @@ func LinearBackwardBF16(dx, dw, db, dy, x, w Buf, T, in, out int) {
 	if !dw.IsNil() {
 		need("LinearBackwardBF16", "x", x, T*in, F32)
 	}
+	if dev != nil {
+		dev.LinearBackward(dx, dw, db, dy, x, w, T, in, out)
+		return
+	}
 	C.gk_linear_backward_bf16(fp(dx), fp(dw), fp(db), fp(dy), fp(x), (*C.uint16_t)(w.p), C.int(T), C.int(in), C.int(out))
 }
 
@@ -162,6 +188,7 @@ func PackLinearBF16(wp, w Buf, in, out int) {
 	dims("PackLinearBF16", "in", in, "out", out)
 	need("PackLinearBF16", "wp", wp, PackedLinearBF16Words(in, out), F32)
 	need("PackLinearBF16", "w", w, out*in, BF16)
+	cpuOnly("PackLinearBF16")
 	C.gk_linear_bf16_pack((*C.uint32_t)(wp.p), (*C.uint16_t)(w.p), C.int(in), C.int(out))
 }
 
@@ -174,6 +201,7 @@ func LinearForwardBF16Packed(y, x, w, wp, b Buf, T, in, out int) {
 	need("LinearForwardBF16Packed", "w", w, out*in, BF16)
 	need("LinearForwardBF16Packed", "wp", wp, 16, F32) // the header; its sizes are checked in C
 	optional("LinearForwardBF16Packed", "b", b, out, F32)
+	cpuOnly("LinearForwardBF16Packed")
 	C.gk_linear_forward_bf16_packed(fp(y), fp(x), (*C.uint16_t)(w.p), (*C.uint32_t)(wp.p), fp(b), C.int(T), C.int(in), C.int(out))
 }
 
@@ -210,5 +238,6 @@ func LinearForwardBF16PackedMulti(x Buf, T, in int, ls ...Linear) {
 		optional("LinearForwardBF16PackedMulti", "b", l.B, l.Out, F32)
 		ys[i], ws[i], wps[i], bs[i], outs[i] = fp(l.Y), (*C.uint16_t)(l.W.p), (*C.uint32_t)(l.WP.p), fp(l.B), C.int(l.Out)
 	}
+	cpuOnly("LinearForwardBF16PackedMulti")
 	C.gk_linear_forward_bf16_packed_multi(C.int(len(ls)), &ys[0], fp(x), &ws[0], &wps[0], &bs[0], C.int(T), C.int(in), &outs[0])
 }

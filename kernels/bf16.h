@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /* bf16.h — bf16 <-> fp32 for the CPU kernel files: round to nearest even, NaN kept quiet. */
 #ifndef GORSTAR_BF16_H
 #define GORSTAR_BF16_H

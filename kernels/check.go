@@ -7,7 +7,7 @@ import "fmt"
 
 // need panics unless b holds at least n elements of dtype dt.
 func need(op, arg string, b Buf, n int, dt DType) {
-	if b.p == nil && n > 0 {
+	if b.IsNil() && n > 0 {
 		panic(fmt.Sprintf("kernels: %s: %s is nil, want %d %s elements", op, arg, n, dt))
 	}
 	optional(op, arg, b, n, dt)
@@ -15,7 +15,7 @@ func need(op, arg string, b Buf, n int, dt DType) {
 
 // optional is need for arguments that may be the zero Buf (NULL).
 func optional(op, arg string, b Buf, n int, dt DType) {
-	if b.p == nil {
+	if b.IsNil() {
 		return
 	}
 	if b.dt != dt {

@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /*
  * cpu.h — what the CPU kernel files share: the thread count every OpenMP region uses.
  *

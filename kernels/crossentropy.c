@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /* crossentropy.c — fused log-softmax + weighted cross-entropy + its gradient, one row per token. */
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /* embedding.c — token embedding lookup and its gradient. */
 #include <string.h>
 

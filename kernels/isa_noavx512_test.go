@@ -1,4 +1,4 @@
-//go:build noavx512 && !rocm
+//go:build noavx512
 
 package kernels
 

@@ -15,6 +15,10 @@ func RMSNormForward(y, rstd, x, w Buf, T, C_ int, eps float32) {
 	optional("RMSNormForward", "rstd", rstd, T, F32)
 	need("RMSNormForward", "x", x, T*C_, F32)
 	need("RMSNormForward", "w", w, C_, F32)
+	if dev != nil {
+		dev.RMSNormForward(y, rstd, x, w, T, C_, eps)
+		return
+	}
 	C.gk_rmsnorm_forward(fp(y), fp(rstd), fp(x), fp(w), C.int(T), C.int(C_), C.float(eps))
 }
 
@@ -28,6 +32,10 @@ func RMSNormBackward(dx, dw, dy, x, w, rstd Buf, T, C_ int) {
 	need("RMSNormBackward", "x", x, T*C_, F32)
 	need("RMSNormBackward", "w", w, C_, F32)
 	need("RMSNormBackward", "rstd", rstd, T, F32)
+	if dev != nil {
+		dev.RMSNormBackward(dx, dw, dy, x, w, rstd, T, C_)
+		return
+	}
 	C.gk_rmsnorm_backward(fp(dx), fp(dw), fp(dy), fp(x), fp(w), fp(rstd), C.int(T), C.int(C_))
 }
 
@@ -49,6 +57,10 @@ func ropeShape(op string, x Buf, T, heads, headDim int) {
 // "rotate half" pairing (i with i + headDim/2).
 func RoPEForward(x, pos Buf, T, heads, headDim int, theta float32) {
 	ropeCheck("RoPEForward", x, pos, T, heads, headDim)
+	if dev != nil {
+		dev.RoPEForward(x, pos, T, heads, headDim, theta)
+		return
+	}
 	C.gk_rope_forward(fp(x), ip(pos), C.int(T), C.int(heads), C.int(headDim), C.float(theta))
 }
 
@@ -57,6 +69,10 @@ func RoPEForward(x, pos Buf, T, heads, headDim int, theta float32) {
 // keys, in every layer) then take cos and sin once per row instead of once per row and call.
 func RoPETable(cs, pos Buf, T, headDim int, theta float32) {
 	ropeCheck("RoPETable", cs, pos, T, 1, headDim)
+	if dev != nil {
+		dev.RoPETable(cs, pos, T, headDim, theta)
+		return
+	}
 	C.gk_rope_table(fp(cs), ip(pos), C.int(T), C.int(headDim), C.float(theta))
 }
 
@@ -64,12 +80,20 @@ func RoPETable(cs, pos Buf, T, headDim int, theta float32) {
 func RoPEApply(x, cs Buf, T, heads, headDim int) {
 	ropeShape("RoPEApply", x, T, heads, headDim)
 	need("RoPEApply", "cs", cs, T*headDim, F32)
+	if dev != nil {
+		dev.RoPEApply(x, cs, T, heads, headDim)
+		return
+	}
 	C.gk_rope_apply(fp(x), fp(cs), C.int(T), C.int(heads), C.int(headDim))
 }
 
 // RoPEBackward maps the gradient of RoPEForward's output to its input, in place.
 func RoPEBackward(dx, pos Buf, T, heads, headDim int, theta float32) {
 	ropeCheck("RoPEBackward", dx, pos, T, heads, headDim)
+	if dev != nil {
+		dev.RoPEBackward(dx, pos, T, heads, headDim, theta)
+		return
+	}
 	C.gk_rope_backward(fp(dx), ip(pos), C.int(T), C.int(heads), C.int(headDim), C.float(theta))
 }
 
@@ -103,6 +127,10 @@ func AttentionForwardDocs(out, lse, q, k, v, docStart Buf, B, Lq, Lk, nh, nkv, h
 	need(op, "k", k, B*Lk*nkv*hd, F32)
 	need(op, "v", v, B*Lk*nkv*hd, F32)
 	docStartCheck(op, docStart, B, Lk)
+	if dev != nil {
+		dev.AttentionForward(out, lse, q, k, v, docStart, B, Lq, Lk, nh, nkv, hd, scale)
+		return
+	}
 	C.gk_attention_forward(fp(out), fp(lse), fp(q), fp(k), fp(v), ip(docStart), C.int(B), C.int(Lq), C.int(Lk),
 		C.int(nh), C.int(nkv), C.int(hd), C.float(scale))
 }
@@ -127,6 +155,10 @@ func AttentionBackwardDocs(dq, dk, dv, dout, q, k, v, out, lse, docStart Buf, B,
 	need(op, "out", out, B*Lq*nh*hd, F32)
 	optional(op, "lse", lse, B*nh*Lq, F32)
 	docStartCheck(op, docStart, B, Lk)
+	if dev != nil {
+		dev.AttentionBackward(dq, dk, dv, dout, q, k, v, out, lse, docStart, B, Lq, Lk, nh, nkv, hd, scale)
+		return
+	}
 	C.gk_attention_backward(fp(dq), fp(dk), fp(dv), fp(dout), fp(q), fp(k), fp(v), fp(out), fp(lse), ip(docStart),
 		C.int(B), C.int(Lq), C.int(Lk), C.int(nh), C.int(nkv), C.int(hd), C.float(scale))
 }
@@ -189,6 +221,10 @@ func SwiGLUForward(out, gate, up Buf, n int) {
 	need("SwiGLUForward", "out", out, n, F32)
 	need("SwiGLUForward", "gate", gate, n, F32)
 	need("SwiGLUForward", "up", up, n, F32)
+	if dev != nil {
+		dev.SwiGLUForward(out, gate, up, n)
+		return
+	}
 	C.gk_swiglu_forward(fp(out), fp(gate), fp(up), C.size_t(n))
 }
 
@@ -201,6 +237,10 @@ func SwiGLUBackward(dgate, dup, dout, gate, up Buf, n int) {
 	need("SwiGLUBackward", "dout", dout, n, F32)
 	need("SwiGLUBackward", "gate", gate, n, F32)
 	need("SwiGLUBackward", "up", up, n, F32)
+	if dev != nil {
+		dev.SwiGLUBackward(dgate, dup, dout, gate, up, n)
+		return
+	}
 	C.gk_swiglu_backward(fp(dgate), fp(dup), fp(dout), fp(gate), fp(up), C.size_t(n))
 }
 
@@ -209,6 +249,10 @@ func Add(y, x Buf, n int) {
 	dims("Add", "n", n)
 	need("Add", "y", y, n, F32)
 	need("Add", "x", x, n, F32)
+	if dev != nil {
+		dev.Add(y, x, n)
+		return
+	}
 	C.gk_add(fp(y), fp(x), C.size_t(n))
 }
 
@@ -216,6 +260,10 @@ func Add(y, x Buf, n int) {
 func Scale(y Buf, a float32, n int) {
 	dims("Scale", "n", n)
 	need("Scale", "y", y, n, F32)
+	if dev != nil {
+		dev.Scale(y, a, n)
+		return
+	}
 	C.gk_scale(fp(y), C.float(a), C.size_t(n))
 }
 
@@ -226,6 +274,11 @@ func EmbeddingForward(out, ids, table Buf, T, C_ int) {
 	dims("EmbeddingForward", "T", T, "C", C_)
 	need("EmbeddingForward", "out", out, T*C_, F32)
 	need("EmbeddingForward", "ids", ids, T, I32)
+	if dev != nil {
+		need("EmbeddingForward", "table", table, C_, table.dt)
+		dev.EmbeddingForward(out, ids, table, T, C_)
+		return
+	}
 	if table.dt == BF16 { // an inference-only bf16 model's table: rows widened exactly
 		need("EmbeddingForward", "table", table, C_, BF16)
 		embeddingForwardBF16(out, ids, table, T, C_)
@@ -241,6 +294,10 @@ func EmbeddingBackward(dtable, dout, ids Buf, T, C_ int) {
 	need("EmbeddingBackward", "dtable", dtable, C_, F32)
 	need("EmbeddingBackward", "dout", dout, T*C_, F32)
 	need("EmbeddingBackward", "ids", ids, T, I32)
+	if dev != nil {
+		dev.EmbeddingBackward(dtable, dout, ids, T, C_)
+		return
+	}
 	C.gk_embedding_backward(fp(dtable), fp(dout), ip(ids), C.int(T), C.int(C_))
 }
 
@@ -255,6 +312,9 @@ func SoftmaxXent(logprob, dlogits, logits, target, weight Buf, T, V int) float64
 	need("SoftmaxXent", "logits", logits, T*V, F32)
 	need("SoftmaxXent", "target", target, T, I32)
 	optional("SoftmaxXent", "weight", weight, T, F32)
+	if dev != nil {
+		return dev.SoftmaxXent(logprob, dlogits, logits, target, weight, T, V)
+	}
 	return float64(C.gk_softmax_xent(fp(logprob), fp(dlogits), fp(logits), ip(target), fp(weight), C.int(T), C.int(V)))
 }
 
@@ -262,6 +322,9 @@ func SoftmaxXent(logprob, dlogits, logits, target, weight Buf, T, V int) float64
 func SumSquares(x Buf, n int) float64 {
 	dims("SumSquares", "n", n)
 	need("SumSquares", "x", x, n, F32)
+	if dev != nil {
+		return dev.SumSquares(x, n)
+	}
 	return float64(C.gk_sum_squares(fp(x), C.size_t(n)))
 }
 
@@ -276,6 +339,10 @@ func AdamW(param, grad, m, v Buf, n int, lr, beta1, beta2, eps, weightDecay, gra
 	need("AdamW", "grad", grad, n, F32)
 	need("AdamW", "m", m, n, F32)
 	need("AdamW", "v", v, n, F32)
+	if dev != nil {
+		dev.AdamW(param, grad, m, v, n, lr, beta1, beta2, eps, weightDecay, gradScale, step)
+		return
+	}
 	C.gk_adamw(fp(param), fp(grad), fp(m), fp(v), C.size_t(n), C.float(lr), C.float(beta1), C.float(beta2),
 		C.float(eps), C.float(weightDecay), C.float(gradScale), C.int(step))
 }

@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /* matmul.c — SGEMM (packed, cache-blocked, OpenMP-parallel; microkernels in sgemm_kernels.c) and
  * the linear layer built on it.
  *

@@ -41,6 +41,10 @@ func SGEMM(transA, transB bool, M, N, K int, alpha float32, A Buf, lda int, B Bu
 	need("SGEMM", "A", A, matrixLen(ar, ac, lda), F32)
 	need("SGEMM", "B", B, matrixLen(br, bc, ldb), F32)
 	need("SGEMM", "C", C_, matrixLen(M, N, ldc), F32)
+	if dev != nil {
+		dev.SGEMM(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C_, ldc)
+		return
+	}
 	C.gk_sgemm(cbool(transA), cbool(transB), C.int(M), C.int(N), C.int(K), C.float(alpha), fp(A), C.int(lda),
 		fp(B), C.int(ldb), C.float(beta), fp(C_), C.int(ldc))
 }
@@ -65,6 +69,10 @@ func LinearForward(y, x, w, b Buf, T, in, out int) {
 	need("LinearForward", "x", x, T*in, F32)
 	need("LinearForward", "w", w, out*in, F32)
 	optional("LinearForward", "b", b, out, F32)
+	if dev != nil {
+		dev.LinearForward(y, x, w, b, T, in, out)
+		return
+	}
 	C.gk_linear_forward(fp(y), fp(x), fp(w), fp(b), C.int(T), C.int(in), C.int(out))
 }
 
@@ -89,6 +97,7 @@ func PackLinear(wp, w Buf, in, out int) {
 	dims("PackLinear", "in", in, "out", out)
 	need("PackLinear", "wp", wp, PackedLinearFloats(in, out), F32)
 	need("PackLinear", "w", w, out*in, F32)
+	cpuOnly("PackLinear")
 	C.gk_linear_pack(fp(wp), fp(w), C.int(in), C.int(out))
 }
 
@@ -101,6 +110,7 @@ func LinearForwardPacked(y, x, w, wp, b Buf, T, in, out int) {
 	need("LinearForwardPacked", "w", w, out*in, F32)
 	need("LinearForwardPacked", "wp", wp, packedHeader, F32) // PackLinear checked the rest against its header
 	optional("LinearForwardPacked", "b", b, out, F32)
+	cpuOnly("LinearForwardPacked")
 	C.gk_linear_forward_packed(fp(y), fp(x), fp(w), fp(wp), fp(b), C.int(T), C.int(in), C.int(out))
 }
 
@@ -130,6 +140,7 @@ func LinearForwardPackedMulti(x Buf, T, in int, ls ...Linear) {
 		optional("LinearForwardPackedMulti", "b", l.B, l.Out, F32)
 		ys[i], ws[i], wps[i], bs[i], outs[i] = fp(l.Y), fp(l.W), fp(l.WP), fp(l.B), C.int(l.Out)
 	}
+	cpuOnly("LinearForwardPackedMulti")
 	C.gk_linear_forward_packed_multi(C.int(len(ls)), &ys[0], fp(x), &ws[0], &wps[0], &bs[0], C.int(T), C.int(in), &outs[0])
 }
 
@@ -150,6 +161,10 @@ func LinearBackward(dx, dw, db, dy, x, w Buf, T, in, out int) {
 	}
 	if !dw.IsNil() {
 		need("LinearBackward", "x", x, T*in, F32)
+	}
+	if dev != nil {
+		dev.LinearBackward(dx, dw, db, dy, x, w, T, in, out)
+		return
 	}
 	C.gk_linear_backward(fp(dx), fp(dw), fp(db), fp(dy), fp(x), fp(w), C.int(T), C.int(in), C.int(out))
 }

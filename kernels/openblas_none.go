@@ -1,4 +1,4 @@
-//go:build !openblas || rocm
+//go:build !openblas
 
 package kernels
 

@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /* rmsnorm.c — RMSNorm forward and backward (statistics accumulated in double). */
 #include <math.h>
 

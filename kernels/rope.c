@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /* rope.c — rotary position embedding, Hugging Face "rotate half" convention.
  *
  * Dimension i < head_dim/2 pairs with i + head_dim/2. The angle is rounded the way transformers

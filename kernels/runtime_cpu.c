@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /* runtime_cpu.c — the CPU backend's runtime: thread count, host allocations, copies. */
 #include <stdio.h>
 #include <stdlib.h>

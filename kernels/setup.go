@@ -7,21 +7,20 @@ import (
 	"gorstar/internal/usererr"
 )
 
-// Setup initializes the kernels for a run on a device of kind "cpu" or "rocm" (index: the GPU
-// among HIP_VISIBLE_DEVICES; 0 on the CPU) with threads threads (≤ 0: all cores). It is Init plus
-// the check every command and stage needs first: the device kind must be the one this binary's
-// kernels were built for (-tags rocm or not). A mismatch or a failed Init is a user error.
+// Setup initializes the kernels for a run on a device of kind "cpu", "cuda" or "rocm" with threads
+// host threads (≤ 0: all cores). It is Init plus the check every command and stage needs first: a
+// GPU kind needs its Device installed (UseDevice; the command opens it with package gpu), the CPU
+// none. A mismatch or a failed Init is a user error.
 func Setup(kind string, index, threads int) error {
-	onGPU := strings.HasPrefix(Backend(), "rocm")
 	switch {
-	case kind == "rocm" && !onGPU:
-		return usererr.New("this binary's kernels are %s; build with `go build -tags rocm` (see kernels/README.md)", Backend())
-	case kind == "cpu" && onGPU:
-		return usererr.New("this binary was built with -tags rocm; use a rocm[:N] device or a build without the tag")
-	case kind != "cpu" && kind != "rocm":
-		return fmt.Errorf("kernels: unknown device kind %q (cpu or rocm)", kind)
+	case kind != "cpu" && kind != "cuda" && kind != "rocm":
+		return fmt.Errorf("kernels: unknown device kind %q (cpu, cuda or rocm)", kind)
+	case kind == "cpu" && dev != nil:
+		return usererr.New("device cpu, but the kernels run on %s", dev.Name())
+	case kind != "cpu" && (dev == nil || !strings.HasPrefix(dev.Name(), kind+"-")):
+		return usererr.New("device %s:%d is not open: the kernels run on %s", kind, index, Backend())
 	}
-	if err := Init(index, threads); err != nil {
+	if err := Init(0, threads); err != nil {
 		return usererr.New("%v", err)
 	}
 	return nil

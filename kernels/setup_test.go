@@ -1,20 +1,17 @@
 package kernels
 
 import (
-	"strings"
 	"testing"
 
 	"gorstar/internal/usererr"
 )
 
-// The device kind this binary was not built for is refused as a user error before Init.
-func TestSetupRefusesTheOtherBackend(t *testing.T) {
-	other := "rocm"
-	if strings.HasPrefix(Backend(), "rocm") {
-		other = "cpu"
-	}
-	if err := Setup(other, 0, 1); !usererr.Is(err) {
-		t.Errorf("Setup(%q) on %s: %v, want a user error", other, Backend(), err)
+// A GPU kind without its Device installed is refused as a user error before Init.
+func TestSetupRefusesAGPUNotOpen(t *testing.T) {
+	for _, kind := range []string{"cuda", "rocm"} {
+		if err := Setup(kind, 0, 1); !usererr.Is(err) {
+			t.Errorf("Setup(%q) on %s: %v, want a user error", kind, Backend(), err)
+		}
 	}
 	if err := Setup("tpu", 0, 1); err == nil || usererr.Is(err) {
 		t.Errorf("Setup(tpu): %v, want a programming error", err)

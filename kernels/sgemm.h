@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /* sgemm.h — the SGEMM microkernel interface shared by matmul.c and sgemm_kernels.c. */
 #ifndef GORSTAR_SGEMM_H
 #define GORSTAR_SGEMM_H

@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /* sgemm_accelerate.c — on macOS, large products through Apple's Accelerate framework.
  *
  * Accelerate's cblas_sgemm runs on the matrix units of Apple's chips (AMX), which gorstar's NEON

@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /* sgemm_kernels.c — SGEMM microkernels: an MR x NR block of C from packed panels of A and B.
  *
  * One kernel body, written with GCC vector types, is instantiated per instruction set:

@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /* sgemm_neon.c — the SGEMM microkernel for 64-bit ARM (NEON, which every AArch64 CPU has): a 12 x 8
  * block of C from packed panels, 24 accumulators of 4 floats in 32 vector registers.
  *

@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /* swiglu.c — SwiGLU activation, residual add and scale: elementwise, forward beside backward. */
 #include <math.h>
 

@@ -301,7 +301,7 @@ func (m *Model) NewDecoder(maxTokens, maxSeqs int) (*Decoder, error) {
 		d.kTiles = make([]kernels.Buf, T)
 	}
 	d.order, d.start = make([]int, 0, S), make([]int, S)
-	if T > kernels.FewRows || m.Precision() == BF16 { // bf16 products pack W at every row count
+	if kernels.PackedWeights() && (T > kernels.FewRows || m.Precision() == BF16) { // bf16 products pack W at every row count
 		d.newPackedWeights()
 	}
 	return d, nil

@@ -110,6 +110,10 @@ func newInference(c Config) *Model {
 // non-matrices also into their float32 buffers (exactly as Load would).
 func (m *Model) readInference(src *safetensors.Set, where string) error {
 	low := m.low.all.BF16s()
+	onDevice := low == nil // a device's memory: read into host memory, then copied
+	if onDevice {
+		low = make([]uint16, m.Params.Size)
+	}
 	for _, t := range m.Params.Tensors {
 		if err := checkTensor(src, t, where); err != nil {
 			return err
@@ -124,6 +128,9 @@ func (m *Model) readInference(src *safetensors.Set, where string) error {
 		if err := src.ReadBF16(t.Name, low[t.Offset:t.Offset+t.Size]); err != nil {
 			return err
 		}
+	}
+	if onDevice {
+		m.low.all.CopyFromBF16(low)
 	}
 	return nil
 }
@@ -198,6 +205,10 @@ func (m *Model) hfTensors(dtype safetensors.DType) []safetensors.Tensor {
 		return ts
 	}
 	low := m.low.all.BF16s()
+	if low == nil { // a device's memory
+		low = make([]uint16, m.Params.Size)
+		m.low.all.CopyToBF16(low)
+	}
 	out := make([]safetensors.Tensor, 0, len(m.Params.Tensors))
 	for _, t := range m.Params.Tensors {
 		st := safetensors.Tensor{Name: t.Name, DType: dtype, Shape: t.Shape}

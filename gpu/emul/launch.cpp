@@ -37,18 +37,21 @@ extern "C" int gk_emul_launch(const char *name, unsigned gx, unsigned gy, unsign
     for (int i = 0; i < nargs; i++) params[i] = (void *)(argbuf + offs[i]);
     void **pp = params;
     blockDim = {bx, 1, 1};
-    for (unsigned y = 0; y < gy; y++)
-        for (unsigned x = 0; x < gx; x++) {
-            std::barrier<> bar(bx);
-            gk_emul_barrier = &bar;
-            std::vector<std::thread> threads;
-            for (unsigned t = 0; t < bx; t++)
-                threads.emplace_back([=] {
-                    threadIdx = {t, 0, 0};
+    /* One OS thread per thread of a block, made once per launch: each runs its thread of every
+     * block in turn, and a barrier ends each block (its __shared__ arrays are then free). */
+    std::barrier<> bar(bx);
+    gk_emul_barrier = &bar;
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < bx; t++)
+        threads.emplace_back([=, &bar] {
+            threadIdx = {t, 0, 0};
+            for (unsigned y = 0; y < gy; y++)
+                for (unsigned x = 0; x < gx; x++) {
                     blockIdx = {x, y, 0};
                     e->run(pp);
-                });
-            for (auto &th : threads) th.join();
-        }
+                    bar.arrive_and_wait();
+                }
+        });
+    for (auto &th : threads) th.join();
     return 0;
 }

@@ -37,6 +37,12 @@ GK_KERNEL void gk_embedding_forward(float *out, const gk_i32 *ids, const float *
     if (e < (gk_size)T * C) out[e] = table[(gk_size)ids[e / C] * C + e % C];
 }
 
+/* An inference-only bf16 model's table: rows widened exactly. */
+GK_KERNEL void gk_embedding_forward_bf16(float *out, const gk_i32 *ids, const gk_u16 *table, int T, int C) {
+    const gk_size e = gk_index();
+    if (e < (gk_size)T * C) out[e] = gk_bf16_to_f32(table[(gk_size)ids[e / C] * C + e % C]);
+}
+
 GK_KERNEL void gk_embedding_backward(float *dtable, const float *dout, const gk_i32 *ids, int T, int C) {
     const int c = (int)gk_index();
     if (c >= C) return;
