@@ -12,7 +12,7 @@ type Run struct {
 	Dir     string `toml:"dir" comment:"Parent directory of run directories."`
 	Seed    int64  `toml:"seed" comment:"Seed of every random choice (data order, init, sampling)."`
 	Threads int    `toml:"threads" comment:"CPU threads for kernels (0 = all cores)."`
-	Device  string `toml:"device" comment:"cpu, or rocm[:N] in a build with -tags rocm."`
+	Device  string `toml:"device" comment:"cpu, cuda[:N], rocm[:N] or auto (GPU libraries load at run time; see gorstar doctor)."`
 }
 
 func DefaultRun() Run {
