@@ -6,16 +6,18 @@ package kernels
 
 const noBF16 = "kernels: bfloat16 is not implemented on the ROCm backend"
 
-func AllocBF16(n int) Buf                                         { panic(noBF16) }
-func (b Buf) BF16s() []uint16                                     { return nil }
-func (b Buf) CopyFromBF16(src []uint16)                           { panic(noBF16) }
-func (b Buf) CopyToBF16(dst []uint16)                             { panic(noBF16) }
-func ToBF16(dst, src Buf, n int)                                  { panic(noBF16) }
-func FromBF16(dst, src Buf, n int)                                { panic(noBF16) }
-func GEMMBF16Kernel() string                                      { return "" }
-func embeddingForwardBF16(out, ids, table Buf, T, C_ int)         { panic(noBF16) }
-func LinearForwardBF16(y, x, w, b Buf, T, in, out int)            { panic(noBF16) }
-func LinearBackwardBF16(dx, dw, db, dy, x, w Buf, T, in, out int) { panic(noBF16) }
+func AllocBF16(n int) Buf                                          { panic(noBF16) }
+func (b Buf) BF16s() []uint16                                      { return nil }
+func (b Buf) CopyFromBF16(src []uint16)                            { panic(noBF16) }
+func (b Buf) CopyToBF16(dst []uint16)                              { panic(noBF16) }
+func ToBF16(dst, src Buf, n int)                                   { panic(noBF16) }
+func FromBF16(dst, src Buf, n int)                                 { panic(noBF16) }
+func GEMMBF16Kernel() string                                       { return "" }
+func embeddingForwardBF16(out, ids, table Buf, T, C_ int)          { panic(noBF16) }
+func rmsNormForwardBF16(y, rstd, x, w Buf, T, C_ int, eps float32) { panic(noBF16) }
+func swiGLUForwardBF16(out, gate, up Buf, n int)                   { panic(noBF16) }
+func LinearForwardBF16(y, x, w, b Buf, T, in, out int)             { panic(noBF16) }
+func LinearBackwardBF16(dx, dw, db, dy, x, w Buf, T, in, out int)  { panic(noBF16) }
 func GEMMBF16(transA, transB bool, M, N, K int, alpha float32, A Buf, lda int, B Buf, ldb int, beta float32, C_ Buf, ldc int) {
 	panic(noBF16)
 }
