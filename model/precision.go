@@ -143,3 +143,12 @@ func (c Config) StepMemory(p Precision, batch, seq, recompute, lossChunk int) St
 	m.Total = m.Weights + m.Master + m.Gradients + m.Optimizer + m.Activations
 	return m
 }
+
+// SavedActivations says how a training step at precision p stores the activations it keeps for
+// backward (for people: `model info` and CheckFit's refusal).
+func SavedActivations(p Precision) string {
+	if p == BF16 {
+		return "GEMM operands bf16, the rest fp32"
+	}
+	return "fp32"
+}
