@@ -14,7 +14,8 @@ import (
 // each optimizer step), and the float32 inputs are rounded to bfloat16 as the GEMM packs them. The
 // master weights, their gradients and the AdamW moments stay float32, and so do the embedding
 // lookup, RMSNorm, RoPE, attention, SwiGLU, softmax, log-probabilities, loss and gradient norm —
-// PyTorch's autocast on a CPU draws the same line. The decoder and the trainer run the same
+// PyTorch's autocast on a CPU draws the same line. Of the activations kept for backward, those
+// read only as products' operands are stored in bfloat16 (the values the products round them to). The decoder and the trainer run the same
 // kernels, and a product's row has the same bits whatever the number of rows, so a rollout's
 // log-probabilities match the trainer's as they do in float32.
 type Precision string
