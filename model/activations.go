@@ -28,7 +28,7 @@ const (
 	lowAttention
 )
 
-// savedLow is the set of saved-activation groups stored in bfloat16 at precision p.
+// savedLow is the set of saved-activation groups stored in bfloat16 at the model's precision.
 func (m *Model) savedLow() uint8 {
 	if m.Precision() != BF16 {
 		return 0

@@ -103,10 +103,14 @@ func TestBF16SavedAttentionWithinBound(t *testing.T) {
 }
 
 // StepMemory's activations are the bytes the step allocates, at either precision, for recomputed
-// layers or none, and a smaller loss chunk.
+// layers or none, and a smaller loss chunk; activationBytes also with the attention output in bf16.
 func TestStepMemoryTracksAllocation(t *testing.T) {
 	for name, c := range savedConfigs() {
-		for _, p := range []Precision{FP32, BF16} {
+		for _, v := range []struct {
+			p   Precision
+			att bool // the attention output in bf16 too
+		}{{FP32, false}, {BF16, false}, {BF16, true}} {
+			p := v.p
 			for _, r := range []int{0, 1, c.NumHiddenLayers} {
 				for _, chunk := range []int{0, 7} {
 					m, err := New(c, 11)
@@ -117,6 +121,9 @@ func TestStepMemoryTracksAllocation(t *testing.T) {
 						t.Fatal(err)
 					}
 					m.Recompute, m.LossChunkTokens = r, chunk
+					if v.att {
+						m.saved |= lowAttention
+					}
 					if _, err := m.ForwardBackward(randomBatch(c, 2, 16, 13)); err != nil {
 						t.Fatal(err)
 					}
@@ -125,8 +132,12 @@ func TestStepMemoryTracksAllocation(t *testing.T) {
 						got += int64(b.Len() * b.DType().Size())
 					}
 					m.Close()
-					if want := c.StepMemory(p, 2, 16, r, chunk).Activations; got != want {
-						t.Errorf("%s %s recompute %d chunk %d: %d bytes allocated, StepMemory says %d", name, p, r, chunk, got, want)
+					want := c.StepMemory(p, 2, 16, r, chunk).Activations
+					if v.att {
+						want = c.activationBytes(lowOperands|lowAttention, 32, int64(r), int64(m.chunkTokens(32)))
+					}
+					if got != want {
+						t.Errorf("%s %s (att bf16 %v) recompute %d chunk %d: %d bytes allocated, StepMemory says %d", name, p, v.att, r, chunk, got, want)
 					}
 				}
 			}
