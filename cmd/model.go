@@ -195,9 +195,10 @@ func modelInfo(c *cli.Context) error {
 	fmt.Fprintf(w, "%s: %s, %d parameters (%v), vocab %d, hidden %d, %d layers, %d heads (%d kv, dim %d), mlp %d, tied %v\n",
 		dir, cfg.ModelType, info.NumParams, info.DTypes, cfg.VocabSize, cfg.HiddenSize, cfg.NumHiddenLayers,
 		cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.HeadDim, cfg.IntermediateSize, cfg.TieWordEmbeddings)
-	fmt.Fprintf(w, "on disk %.2f bytes a parameter; a %s training step of %d × %d tokens (%d layers recomputed): weights %s, master %s, gradients %s, optimizer %s, activations %s, total %s\n",
+	fmt.Fprintf(w, "on disk %.2f bytes a parameter; a %s training step of %d × %d tokens (%d layers recomputed): weights %s, master %s, gradients %s, optimizer %s, activations %s (%s), total %s\n",
 		bytesPerParam, step.prec, step.batch, step.seq, step.recompute, model.GiB(mem.Weights), model.GiB(mem.Master),
-		model.GiB(mem.Gradients), model.GiB(mem.Optimizer), model.GiB(mem.Activations), model.GiB(mem.Total))
+		model.GiB(mem.Gradients), model.GiB(mem.Optimizer), model.GiB(mem.Activations), model.SavedActivations(step.prec),
+		model.GiB(mem.Total))
 	fmt.Fprintf(w, "activations %s keeping every layer (total %s), %s with all %d recomputed (total %s); %s\n",
 		model.GiB(plan.KeepAll.Activations), model.GiB(plan.KeepAll.Total), model.GiB(plan.RecomputeAll.Activations),
 		cfg.NumHiddenLayers, model.GiB(plan.RecomputeAll.Total), plan.Fit)

@@ -4,6 +4,11 @@ package kernels
 #include <stdlib.h>
 #include "gorstar_kernels.h"
 int gk_gemm_bf16_use_kernel(const char *name);
+void gk_rmsnorm_forward_bf16(uint16_t *y, float *rstd, const float *x, const float *w, int T, int C, float eps);
+void gk_swiglu_forward_bf16(uint16_t *out, const float *gate, const float *up, size_t n);
+void gk_linear_forward_bf16_in(float *y, const uint16_t *x, const uint16_t *W, const float *b, int T, int in, int out);
+void gk_linear_backward_bf16_in(float *dx, float *dW, float *db, const float *dy, const uint16_t *x, const uint16_t *W,
+                                int T, int in, int out);
 */
 import "C"
 
@@ -139,13 +144,19 @@ func useGEMMBF16Kernel(name string) error {
 // LinearForwardBF16 is LinearForward in bfloat16 arithmetic: w[out,in] is bfloat16, x is rounded to
 // bfloat16 as it is packed, the products are summed in float32 into y (plus b, float32, may be the
 // zero Buf). A row of y gets the same bits whatever T is, so a decoder's steps and a training
-// forward agree.
+// forward agree. x may be a bfloat16 buffer: the same bits as a float32 x rounding to its values.
 func LinearForwardBF16(y, x, w, b Buf, T, in, out int) {
 	dims("LinearForwardBF16", "T", T, "in", in, "out", out)
 	need("LinearForwardBF16", "y", y, T*out, F32)
-	need("LinearForwardBF16", "x", x, T*in, F32)
 	need("LinearForwardBF16", "w", w, out*in, BF16)
 	optional("LinearForwardBF16", "b", b, out, F32)
+	if x.dt == BF16 {
+		need("LinearForwardBF16", "x", x, T*in, BF16)
+		cpuOnly("LinearForwardBF16 with bfloat16 activations")
+		C.gk_linear_forward_bf16_in(fp(y), (*C.uint16_t)(x.p), (*C.uint16_t)(w.p), fp(b), C.int(T), C.int(in), C.int(out))
+		return
+	}
+	need("LinearForwardBF16", "x", x, T*in, F32)
 	if dev != nil {
 		dev.LinearForward(y, x, w, b, T, in, out)
 		return
@@ -155,7 +166,8 @@ func LinearForwardBF16(y, x, w, b Buf, T, in, out int) {
 
 // LinearBackwardBF16 is LinearBackward with bfloat16 weights: dx += dy·w and dw += dyᵀ·x in
 // bfloat16 arithmetic (dy and x rounded as they are packed, float32 sums added into the float32
-// dx and dw), db += column sums of dy in float32.
+// dx and dw), db += column sums of dy in float32. x may be a bfloat16 buffer (as in
+// LinearForwardBF16).
 func LinearBackwardBF16(dx, dw, db, dy, x, w Buf, T, in, out int) {
 	dims("LinearBackwardBF16", "T", T, "in", in, "out", out)
 	optional("LinearBackwardBF16", "dx", dx, T*in, F32)
@@ -164,6 +176,15 @@ func LinearBackwardBF16(dx, dw, db, dy, x, w Buf, T, in, out int) {
 	need("LinearBackwardBF16", "dy", dy, T*out, F32)
 	if !dx.IsNil() {
 		need("LinearBackwardBF16", "w", w, out*in, BF16)
+	}
+	if x.dt == BF16 {
+		if !dw.IsNil() {
+			need("LinearBackwardBF16", "x", x, T*in, BF16)
+		}
+		cpuOnly("LinearBackwardBF16 with bfloat16 activations")
+		C.gk_linear_backward_bf16_in(fp(dx), fp(dw), fp(db), fp(dy), (*C.uint16_t)(x.p), (*C.uint16_t)(w.p), C.int(T),
+			C.int(in), C.int(out))
+		return
 	}
 	if !dw.IsNil() {
 		need("LinearBackwardBF16", "x", x, T*in, F32)
@@ -240,4 +261,14 @@ func LinearForwardBF16PackedMulti(x Buf, T, in int, ls ...Linear) {
 	}
 	cpuOnly("LinearForwardBF16PackedMulti")
 	C.gk_linear_forward_bf16_packed_multi(C.int(len(ls)), &ys[0], fp(x), &ws[0], &wps[0], &bs[0], C.int(T), C.int(in), &outs[0])
+}
+
+// rmsNormForwardBF16 is RMSNormForward into a bfloat16 y (checked by the caller).
+func rmsNormForwardBF16(y, rstd, x, w Buf, T, C_ int, eps float32) {
+	C.gk_rmsnorm_forward_bf16((*C.uint16_t)(y.p), fp(rstd), fp(x), fp(w), C.int(T), C.int(C_), C.float(eps))
+}
+
+// swiGLUForwardBF16 is SwiGLUForward into a bfloat16 out (checked by the caller).
+func swiGLUForwardBF16(out, gate, up Buf, n int) {
+	C.gk_swiglu_forward_bf16((*C.uint16_t)(out.p), fp(gate), fp(up), C.size_t(n))
 }

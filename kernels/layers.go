@@ -8,13 +8,20 @@ import "C"
 import "fmt"
 
 // RMSNormForward computes y = w * x / sqrt(mean(x^2) + eps) per row of x[T,C] and saves the
-// reciprocal root mean square in rstd[T] (may be the zero Buf when no backward follows).
+// reciprocal root mean square in rstd[T] (may be the zero Buf when no backward follows). A bfloat16
+// y gets the float32 result rounded to nearest even (a GEMM operand stored at half the size).
 func RMSNormForward(y, rstd, x, w Buf, T, C_ int, eps float32) {
 	dims("RMSNormForward", "T", T, "C", C_)
-	need("RMSNormForward", "y", y, T*C_, F32)
 	optional("RMSNormForward", "rstd", rstd, T, F32)
 	need("RMSNormForward", "x", x, T*C_, F32)
 	need("RMSNormForward", "w", w, C_, F32)
+	if y.dt == BF16 {
+		need("RMSNormForward", "y", y, T*C_, BF16)
+		cpuOnly("RMSNormForward with bfloat16 activations")
+		rmsNormForwardBF16(y, rstd, x, w, T, C_, eps)
+		return
+	}
+	need("RMSNormForward", "y", y, T*C_, F32)
 	if dev != nil {
 		dev.RMSNormForward(y, rstd, x, w, T, C_, eps)
 		return
@@ -215,12 +222,19 @@ func DocStarts(starts []int32, lengths []int) int {
 	return covered
 }
 
-// SwiGLUForward computes out = silu(gate) * up over n elements.
+// SwiGLUForward computes out = silu(gate) * up over n elements; a bfloat16 out gets the float32
+// result rounded to nearest even.
 func SwiGLUForward(out, gate, up Buf, n int) {
 	dims("SwiGLUForward", "n", n)
-	need("SwiGLUForward", "out", out, n, F32)
 	need("SwiGLUForward", "gate", gate, n, F32)
 	need("SwiGLUForward", "up", up, n, F32)
+	if out.dt == BF16 {
+		need("SwiGLUForward", "out", out, n, BF16)
+		cpuOnly("SwiGLUForward with bfloat16 activations")
+		swiGLUForwardBF16(out, gate, up, n)
+		return
+	}
+	need("SwiGLUForward", "out", out, n, F32)
 	if dev != nil {
 		dev.SwiGLUForward(out, gate, up, n)
 		return

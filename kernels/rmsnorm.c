@@ -1,6 +1,7 @@
 /* rmsnorm.c — RMSNorm forward and backward (statistics accumulated in double). */
 #include <math.h>
 
+#include "bf16.h"
 #include "cpu.h"
 
 GK_VECTORIZED
@@ -13,6 +14,23 @@ static float rmsnorm_row(float *restrict y, const float *restrict x, const float
 void gk_rmsnorm_forward(float *y, float *rstd, const float *x, const float *w, int T, int C, float eps) {
     GK_PARALLEL_FOR(gk_threads_if((long)T * C > 16384), for (int t = 0; t < T; t++) {
         float r = rmsnorm_row(y + (size_t)t * C, x + (size_t)t * C, w, C, eps);
+        if (rstd) rstd[t] = r;
+    });
+}
+
+/* A row of gk_rmsnorm_forward_bf16: the fp32 row's values (the same operations), rounded. */
+GK_VECTORIZED
+static float rmsnorm_row_bf16(uint16_t *restrict y, const float *restrict x, const float *restrict w, int C, float eps) {
+    float r = (float)(1.0 / sqrt(gk_sumsq(x, C) / C + eps));
+    for (int c = 0; c < C; c++) y[c] = gk_bf16_round(w[c] * (x[c] * r));
+    return r;
+}
+
+/* gk_rmsnorm_forward with y stored as bf16: each element is the fp32 forward's, rounded to the
+ * nearest bf16 (ties to even); rstd stays fp32. */
+void gk_rmsnorm_forward_bf16(uint16_t *y, float *rstd, const float *x, const float *w, int T, int C, float eps) {
+    GK_PARALLEL_FOR(gk_threads_if((long)T * C > 16384), for (int t = 0; t < T; t++) {
+        float r = rmsnorm_row_bf16(y + (size_t)t * C, x + (size_t)t * C, w, C, eps);
         if (rstd) rstd[t] = r;
     });
 }

@@ -1,6 +1,7 @@
 /* swiglu.c — SwiGLU activation, residual add and scale: elementwise, forward beside backward. */
 #include <math.h>
 
+#include "bf16.h"
 #include "cpu.h"
 
 static inline float sigmoidf(float x) { return 1.0f / (1.0f + gk_expf(-x)); }
@@ -9,6 +10,11 @@ static inline float sigmoidf(float x) { return 1.0f / (1.0f + gk_expf(-x)); }
 GK_VECTORIZED
 static void swiglu_forward_chunk(float *out, const float *gate, const float *up, size_t n) {
     for (size_t i = 0; i < n; i++) out[i] = gate[i] * sigmoidf(gate[i]) * up[i];
+}
+
+GK_VECTORIZED
+static void swiglu_forward_chunk_bf16(uint16_t *out, const float *gate, const float *up, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = gk_bf16_round(gate[i] * sigmoidf(gate[i]) * up[i]);
 }
 
 /* d/dg [g*s(g)] = s(g) * (1 + g*(1 - s(g))). */
@@ -29,6 +35,15 @@ void gk_swiglu_forward(float *out, const float *gate, const float *up, size_t n)
     GK_PARALLEL_FOR(gk_threads_if(chunks > 4), for (size_t c = 0; c < chunks; c++) {
         size_t i = c * GK_CHUNK, m = n - i < GK_CHUNK ? n - i : GK_CHUNK;
         swiglu_forward_chunk(out + i, gate + i, up + i, m);
+    });
+}
+
+/* gk_swiglu_forward with out stored as bf16: each element the fp32 forward's, rounded. */
+void gk_swiglu_forward_bf16(uint16_t *out, const float *gate, const float *up, size_t n) {
+    const size_t chunks = (n + GK_CHUNK - 1) / GK_CHUNK;
+    GK_PARALLEL_FOR(gk_threads_if(chunks > 4), for (size_t c = 0; c < chunks; c++) {
+        size_t i = c * GK_CHUNK, m = n - i < GK_CHUNK ? n - i : GK_CHUNK;
+        swiglu_forward_chunk_bf16(out + i, gate + i, up + i, m);
     });
 }
 

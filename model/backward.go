@@ -47,7 +47,12 @@ func (m *Model) layerBackward(i int, a *activations, g *gradScratch) {
 	g.dQ.Zero()
 	g.dK.Zero()
 	g.dV.Zero()
-	kernels.AttentionBackwardDocs(g.dQ, g.dK, g.dV, g.dAtt, l.q, l.k, l.v, l.att, l.lse, a.docStarts(), a.B, a.L,
+	att := l.att
+	if a.low&lowAttention != 0 { // widened (exactly) for the attention backward
+		att = a.attF
+		kernels.FromBF16(att, l.att, T*Q)
+	}
+	kernels.AttentionBackwardDocs(g.dQ, g.dK, g.dV, g.dAtt, l.q, l.k, l.v, att, l.lse, a.docStarts(), a.B, a.L,
 		a.L, nh, nkv, hd, m.attentionScale())
 	kernels.RoPEBackward(g.dQ, a.pos, T, nh, hd, theta)
 	kernels.RoPEBackward(g.dK, a.pos, T, nkv, hd, theta)

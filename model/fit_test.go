@@ -27,6 +27,9 @@ func TestCheckFit(t *testing.T) {
 	}
 	msg := err.Error()
 	t.Log(msg)
+	if !strings.Contains(msg, "activations "+GiB(c.StepMemory(BF16, 1, tokens, 0, 0).Activations)+", GEMM operands bf16") {
+		t.Errorf("the refusal does not give the bf16 activations and how they are stored: %s", msg)
+	}
 	var r, tok int
 	if _, e := fmtSscan(msg, "model.recompute_layers = ", &r); e != nil {
 		t.Fatalf("no recompute suggestion: %s", msg)

@@ -264,8 +264,15 @@ func (m *Model) layerForward(i int, a *activations) {
 	}
 	kernels.RoPEForward(l.q, a.pos, T, nh, hd, theta)
 	kernels.RoPEForward(l.k, a.pos, T, nkv, hd, theta)
-	kernels.AttentionForwardDocs(l.att, l.lse, l.q, l.k, l.v, a.docStarts(), a.B, a.L, a.L, nh, nkv, hd,
+	att := l.att
+	if a.low&lowAttention != 0 { // kept in bf16: computed in fp32, rounded once
+		att = a.attF
+	}
+	kernels.AttentionForwardDocs(att, l.lse, l.q, l.k, l.v, a.docStarts(), a.B, a.L, a.L, nh, nkv, hd,
 		m.attentionScale())
+	if a.low&lowAttention != 0 {
+		kernels.ToBF16(l.att, att, T*Q)
+	}
 	kernels.LinearForward(l.mid, l.att, w.o, w.ob, T, Q, C)
 	kernels.Add(l.mid, x, T*C)
 

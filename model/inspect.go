@@ -118,9 +118,9 @@ func (c Config) CheckFit(o FitOptions) error {
 	if len(fixes) > 0 {
 		fix = strings.Join(fixes, ", or ")
 	}
-	return usererr.New("%s: a training step of %d tokens needs about %s (weights %s, master %s, gradients %s, optimizer %s, activations %s), %s allowed: %s (model.memory_gib overrides)",
+	return usererr.New("%s: a training step of %d tokens needs about %s (weights %s, master %s, gradients %s, optimizer %s, activations %s, %s), %s allowed: %s (model.memory_gib overrides)",
 		o.What, o.Tokens, GiB(need.Total), GiB(need.Weights), GiB(need.Master), GiB(need.Gradients), GiB(need.Optimizer),
-		GiB(need.Activations), GiB(o.Budget), fix)
+		GiB(need.Activations), SavedActivations(o.Precision), GiB(o.Budget), fix)
 }
 
 // CheckDirFit is CheckFit for the model directory dir against MemoryBudget(memoryGiB) (o.Budget

@@ -41,6 +41,10 @@ type Model struct {
 
 	inference bool // loaded for inference only (LoadOptions.Inference): no fp32 matrices, no training
 
+	// saved lists the groups of saved activations a bf16 model stores in bfloat16: lowOperands,
+	// set by SetPrecision; tests set others to compare the storage precisions.
+	saved uint8
+
 	// version counts changes of the weights (WeightsChanged); decoders re-derive what they
 	// precomputed from them when it moves.
 	version uint64

@@ -14,7 +14,8 @@ import (
 // each optimizer step), and the float32 inputs are rounded to bfloat16 as the GEMM packs them. The
 // master weights, their gradients and the AdamW moments stay float32, and so do the embedding
 // lookup, RMSNorm, RoPE, attention, SwiGLU, softmax, log-probabilities, loss and gradient norm —
-// PyTorch's autocast on a CPU draws the same line. The decoder and the trainer run the same
+// PyTorch's autocast on a CPU draws the same line. Of the activations kept for backward, those
+// read only as products' operands are stored in bfloat16 (the values the products round them to). The decoder and the trainer run the same
 // kernels, and a product's row has the same bits whatever the number of rows, so a rollout's
 // log-probabilities match the trainer's as they do in float32.
 type Precision string
@@ -61,6 +62,10 @@ func (m *Model) SetPrecision(p Precision) error {
 		return nil
 	}
 	m.low = &lowPrecision{all: kernels.AllocBF16(m.Params.Size)}
+	m.saved = 0
+	if !kernels.OnDevice() { // the device ops take float32 activations (bf16 weights only)
+		m.saved = lowOperands
+	}
 	m.w = m.lowViews()
 	m.round()
 	return nil
@@ -119,16 +124,12 @@ type StepMemory struct {
 
 // StepMemory estimates the memory of a training step of batch sequences of seq tokens with the
 // first recompute layers recomputed in backward and loss chunks of lossChunk tokens (0: the
-// model's default of about 32 M logits) at precision p. Activations stay fp32 at either precision.
+// model's default of about 32 M logits) at precision p. The activations are the buffers the step
+// allocates, at the bytes of their precision (bf16 for the saved GEMM operands of a bf16 model);
+// the kernels' own scratch (packed GEMM panels, attention workspaces) is not in it.
 func (c Config) StepMemory(p Precision, batch, seq, recompute, lossChunk int) StepMemory {
 	params := c.NumParams()
 	tokens := int64(batch) * int64(seq)
-	qkv := int64(c.NumAttentionHeads+2*c.NumKeyValueHeads) * int64(c.HeadDim)
-	perTokenLayer := 12*int64(c.HiddenSize) + 4*int64(c.IntermediateSize) + 2*qkv // floats a layer keeps
-	kept := int64(c.NumHiddenLayers - min(recompute, c.NumHiddenLayers))
-	if recompute > 0 {
-		kept++ // the layer being recomputed
-	}
 	chunk := int64(lossChunk)
 	if chunk <= 0 {
 		chunk = max(1, (32<<20)/int64(c.VocabSize))
@@ -138,9 +139,20 @@ func (c Config) StepMemory(p Precision, batch, seq, recompute, lossChunk int) St
 	if p == BF16 {
 		m.Weights, m.Master = 2*params, 4*params
 	}
-	// Residual stream per layer boundary, the gradient scratch of a layer, the logits of a chunk.
-	m.Activations = 4 * (tokens*perTokenLayer*kept + tokens*int64(c.HiddenSize)*int64(c.NumHiddenLayers+4) +
-		2*chunk*int64(c.VocabSize))
+	low := uint8(0)
+	if p == BF16 {
+		low = lowOperands
+	}
+	m.Activations = c.activationBytes(low, tokens, int64(recompute), chunk)
 	m.Total = m.Weights + m.Master + m.Gradients + m.Optimizer + m.Activations
 	return m
+}
+
+// SavedActivations says how a training step at precision p stores the activations it keeps for
+// backward (for people: `model info` and CheckFit's refusal).
+func SavedActivations(p Precision) string {
+	if p == BF16 {
+		return "GEMM operands bf16, the rest fp32"
+	}
+	return "fp32"
 }
