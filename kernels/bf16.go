@@ -6,6 +6,7 @@ package kernels
 #include <stdlib.h>
 #include "gorstar_kernels.h"
 int gk_gemm_bf16_use_kernel(const char *name);
+void gk_gemm_bf16_scalar_pack(int off);
 */
 import "C"
 
@@ -116,6 +117,16 @@ func useGEMMBF16Kernel(name string) error {
 		return fmt.Errorf("no bf16 GEMM kernel %q that runs here", name)
 	}
 	return nil
+}
+
+// gemmBF16ScalarPack makes the bf16 GEMM pack every operand with its scalar loops (on) or the
+// fastest code (off); for tests, not safe while other calls run.
+func gemmBF16ScalarPack(on bool) {
+	off := C.int(0)
+	if on {
+		off = 1
+	}
+	C.gk_gemm_bf16_scalar_pack(off)
 }
 
 // LinearForwardBF16 is LinearForward in bfloat16 arithmetic: w[out,in] is bfloat16, x is rounded to

@@ -115,7 +115,7 @@ static inline __attribute__((always_inline)) void pack_panels(void *dst, const v
 
 /* pack_panels with dt, trans, f32 and (for the vdpbf16ps panels) W constants, so each case
  * compiles to its own loop. */
-GK_VECTORIZED static void pack(void *dst, const void *X, int dt, int ld, int trans, int r0, int rows, int p0, int kc,
+GK_VECTORIZED static void pack_scalar(void *dst, const void *X, int dt, int ld, int trans, int r0, int rows, int p0, int kc,
                                int W, int f32) {
 #define GK_PACK_W(DT, TR, F, WC)                                                \
     if (dt == DT && trans == TR && f32 == F && W == WC) {                       \
@@ -222,11 +222,136 @@ __attribute__((target("avx512f,avx512bf16"))) static void dp_kernel(int kcp, con
 
 static int cpu_avx512bf16(void) {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512bf16");
 }
 #else
 #define GK_HAVE_DP 0
 #endif
+
+#if GK_HAVE_DP
+/* ---- packing bf16 storage for vdpbf16ps with AVX-512 --------------------------------------------
+ *
+ * The same panels as pack_panels (dt bf16, f32 0, W 12 or 32), by vectors: a row-major operand's
+ * pair p of row i is already the 32-bit word at 2p of that row, so a panel is a transpose of words,
+ * 16 rows by 16 pairs at a time; a transposed operand's pair is two rows' elements interleaved
+ * (vpermt2w). pack_panels built each word from two 16-bit loads and stored it alone: a third of a
+ * narrow product's time (kv_fwd: 256 columns) went to packing A. */
+
+/* r[0..15] (rows of 16 words) transposed in place: r[j] = column j. */
+__attribute__((target("avx512f,avx512bw"))) static inline __attribute__((always_inline)) void tr16(__m512i r[16]) {
+    __m512i t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    /* u[4g + c], 128-bit lane k: column 4k + c of rows 4g..4g+3 */
+    for (int g = 0; g < 4; g++) {
+        u[4 * g + 0] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+        u[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+        u[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+        u[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+    }
+    for (int c = 0; c < 4; c++) {
+        const __m512i v0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88), w0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xdd);
+        const __m512i v1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88),
+                      w1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xdd);
+        r[c] = _mm512_shuffle_i32x4(v0, v1, 0x88);
+        r[8 + c] = _mm512_shuffle_i32x4(v0, v1, 0xdd);
+        r[4 + c] = _mm512_shuffle_i32x4(w0, w1, 0x88);
+        r[12 + c] = _mm512_shuffle_i32x4(w0, w1, 0xdd);
+    }
+}
+
+/* pack_panels(dst, X, bf16, ld, trans, r0, rows, p0, kc, W, 0) for W = DP_MR or DP_NR. */
+__attribute__((target("avx512f,avx512bw"))) static void pack_dp_bf16(uint32_t *dst, const uint16_t *X, int ld,
+                                                                     int trans, int r0, int rows, int p0, int kc,
+                                                                     const int W) {
+    const int kcp = (kc + 1) / 2, full = kc / 2;
+    const size_t panel = (size_t)W * kcp; /* words */
+    if (trans) { /* X is [k][r]: pair p of column i is X[2p][i] | X[2p + 1][i] << 16 */
+        enum { PACK_AHEAD = 4 };
+        __m512i lo_idx, hi_idx;
+        {
+            short il[32] __attribute__((aligned(64))), ih[32] __attribute__((aligned(64)));
+            for (int i = 0; i < 16; i++) {
+                il[2 * i] = (short)i, il[2 * i + 1] = (short)(32 + i);
+                ih[2 * i] = (short)(16 + i), ih[2 * i + 1] = (short)(48 + i);
+            }
+            lo_idx = _mm512_load_si512(il);
+            hi_idx = _mm512_load_si512(ih);
+        }
+        const int np = (rows + W - 1) / W;
+        for (int p = 0; p < kcp; p++) {
+            const uint16_t *x0 = X + ((size_t)p0 + 2 * p) * (size_t)ld + r0, *x1 = x0 + ld;
+            if (p + PACK_AHEAD < full) {
+                const char *f = (const char *)(x0 + (size_t)2 * PACK_AHEAD * ld);
+                for (int b = 0; b < rows * 2; b += 64) {
+                    __builtin_prefetch(f + b);
+                    __builtin_prefetch(f + (size_t)ld * 2 + b);
+                }
+            }
+            for (int q = 0; q < np; q++) {
+                uint32_t *d = dst + q * panel + (size_t)p * W;
+                const int n = rows - q * W < W ? rows - q * W : W;
+                const __mmask32 m = n == 32 ? 0xffffffffu : (1u << n) - 1;
+                const __m512i a = _mm512_maskz_loadu_epi16(m, x0 + q * W);
+                const __m512i b = p < full ? _mm512_maskz_loadu_epi16(m, x1 + q * W) : _mm512_setzero_si512();
+                const __m512i lo = _mm512_permutex2var_epi16(a, lo_idx, b);
+                if (W == DP_NR) {
+                    _mm512_store_si512(d, lo);
+                    _mm512_store_si512(d + 16, _mm512_permutex2var_epi16(a, hi_idx, b));
+                } else {
+                    _mm512_mask_storeu_epi32(d, (__mmask16)((1u << W) - 1), lo);
+                }
+            }
+        }
+        return;
+    }
+    for (int ir = 0; ir < rows; ir += W, dst += panel) {
+        const int n = rows - ir < W ? rows - ir : W;
+        for (int g = 0; g < W; g += 16) { /* rows g..g+15 of the panel */
+            const int gw = W - g < 16 ? W - g : 16; /* words of a pair row stored from this group */
+            const __mmask16 sm = (__mmask16)((1u << gw) - 1);
+            const uint32_t *src[16];
+            for (int i = 0; i < 16; i++) {
+                const int row = g + i < n ? g + i : 0; /* rows past n read as zero below */
+                src[i] = (const uint32_t *)(X + ((size_t)r0 + ir + row) * (size_t)ld + p0);
+            }
+            for (int q0 = 0; q0 < full; q0 += 16) {
+                const int cnt = full - q0 < 16 ? full - q0 : 16;
+                const __mmask16 lm = (__mmask16)(cnt == 16 ? 0xffff : (1u << cnt) - 1);
+                __m512i r[16];
+                for (int i = 0; i < 16; i++)
+                    r[i] = g + i < n ? _mm512_maskz_loadu_epi32(lm, src[i] + q0) : _mm512_setzero_si512();
+                tr16(r);
+                for (int j = 0; j < cnt; j++) _mm512_mask_storeu_epi32(dst + (size_t)(q0 + j) * W + g, sm, r[j]);
+            }
+        }
+        if (full < kcp) /* odd kc: the last pair holds one element */
+            for (int i = 0; i < W; i++)
+                dst[(size_t)full * W + i] = i < n ? X[((size_t)r0 + ir + i) * (size_t)ld + p0 + 2 * full] : 0;
+    }
+}
+
+#endif /* GK_HAVE_DP */
+
+static int fast_pack_off; /* tests: 1 packs every operand with pack_scalar */
+
+/* op(X)'s panels (pack_panels): bf16 storage for vdpbf16ps by vectors, the rest by pack_scalar. */
+static void pack(void *dst, const void *X, int dt, int ld, int trans, int r0, int rows, int p0, int kc, int W,
+                 int f32) {
+#if GK_HAVE_DP
+    if (dt == GK_BF16 && !f32 && (W == DP_MR || W == DP_NR) && !fast_pack_off) {
+        pack_dp_bf16((uint32_t *)dst, (const uint16_t *)X, ld, trans, r0, rows, p0, kc, W);
+        return;
+    }
+#endif
+    pack_scalar(dst, X, dt, ld, trans, r0, rows, p0, kc, W, f32);
+}
+
+/* Pack operands with the scalar loops only (off != 0) or the fastest code (0). For tests. */
+void gk_gemm_bf16_scalar_pack(int off) { fast_pack_off = off; }
 
 /* ---- kernel choice ----------------------------------------------------------------------------- */
 
