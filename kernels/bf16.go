@@ -7,6 +7,7 @@ package kernels
 #include "gorstar_kernels.h"
 int gk_gemm_bf16_use_kernel(const char *name);
 void gk_gemm_bf16_scalar_pack(int off);
+long gk_gemm_bf16_resident_limit(long bytes);
 */
 import "C"
 
@@ -127,6 +128,13 @@ func gemmBF16ScalarPack(on bool) {
 		off = 1
 	}
 	C.gk_gemm_bf16_scalar_pack(off)
+}
+
+// gemmBF16ResidentLimit sets the largest op(B), in bytes over all of K, for which the bf16 GEMM
+// keeps each block of C over all of K (0: always slice by slice) and returns the previous limit;
+// for tests, not safe while other calls run.
+func gemmBF16ResidentLimit(bytes int) int {
+	return int(C.gk_gemm_bf16_resident_limit(C.long(bytes)))
 }
 
 // LinearForwardBF16 is LinearForward in bfloat16 arithmetic: w[out,in] is bfloat16, x is rounded to
