@@ -9,6 +9,8 @@ void gk_swiglu_forward_bf16(uint16_t *out, const float *gate, const float *up, s
 void gk_linear_forward_bf16_in(float *y, const uint16_t *x, const uint16_t *W, const float *b, int T, int in, int out);
 void gk_linear_backward_bf16_in(float *dx, float *dW, float *db, const float *dy, const uint16_t *x, const uint16_t *W,
                                 int T, int in, int out);
+void gk_gemm_bf16_scalar_pack(int off);
+long gk_gemm_bf16_resident_limit(long bytes);
 */
 import "C"
 
@@ -139,6 +141,23 @@ func useGEMMBF16Kernel(name string) error {
 		return fmt.Errorf("no bf16 GEMM kernel %q that runs here", name)
 	}
 	return nil
+}
+
+// gemmBF16ScalarPack makes the bf16 GEMM pack every operand with its scalar loops (on) or the
+// fastest code (off); for tests, not safe while other calls run.
+func gemmBF16ScalarPack(on bool) {
+	off := C.int(0)
+	if on {
+		off = 1
+	}
+	C.gk_gemm_bf16_scalar_pack(off)
+}
+
+// gemmBF16ResidentLimit sets the largest op(B), in bytes over all of K, for which the bf16 GEMM
+// keeps each block of C over all of K (0: always slice by slice) and returns the previous limit;
+// for tests, not safe while other calls run.
+func gemmBF16ResidentLimit(bytes int) int {
+	return int(C.gk_gemm_bf16_resident_limit(C.long(bytes)))
 }
 
 // LinearForwardBF16 is LinearForward in bfloat16 arithmetic: w[out,in] is bfloat16, x is rounded to

@@ -32,6 +32,16 @@
 #endif
 enum { BKC = GK_BF16_KC, BNC_UNIT = 1024, DP_MR = 12, DP_NR = 32 };
 
+/* The K slice of a product with K-deep sums: K cut into the fewest slices of at most BKC + BKC/16,
+ * equal but for the last, even. K = 1536 or 4096 gives slices of 512, but K = 1048 (a chunk of
+ * tokens in a weight gradient) two of 524 instead of 512, 512 and 24: a slice costs a pass over C
+ * and, that short, kernel calls with little to sum. A function of K alone, so a row of C gets the
+ * same bits whatever M, N or the thread count are. */
+static int kstep(int K) {
+    const int most = BKC + BKC / 16, n = (K + most - 1) / most;
+    return n <= 1 ? K + (K & 1) : ((K + n - 1) / n + 1) & ~1;
+}
+
 /* ---- packing ------------------------------------------------------------------------------ */
 
 enum { PACK_RUN = 64 };
@@ -115,7 +125,7 @@ static inline __attribute__((always_inline)) void pack_panels(void *dst, const v
 
 /* pack_panels with dt, trans, f32 and (for the vdpbf16ps panels) W constants, so each case
  * compiles to its own loop. */
-GK_VECTORIZED static void pack(void *dst, const void *X, int dt, int ld, int trans, int r0, int rows, int p0, int kc,
+GK_VECTORIZED static void pack_scalar(void *dst, const void *X, int dt, int ld, int trans, int r0, int rows, int p0, int kc,
                                int W, int f32) {
 #define GK_PACK_W(DT, TR, F, WC)                                                \
     if (dt == DT && trans == TR && f32 == F && W == WC) {                       \
@@ -222,11 +232,136 @@ __attribute__((target("avx512f,avx512bf16"))) static void dp_kernel(int kcp, con
 
 static int cpu_avx512bf16(void) {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512bf16");
 }
 #else
 #define GK_HAVE_DP 0
 #endif
+
+#if GK_HAVE_DP
+/* ---- packing bf16 storage for vdpbf16ps with AVX-512 --------------------------------------------
+ *
+ * The same panels as pack_panels (dt bf16, f32 0, W 12 or 32), by vectors: a row-major operand's
+ * pair p of row i is already the 32-bit word at 2p of that row, so a panel is a transpose of words,
+ * 16 rows by 16 pairs at a time; a transposed operand's pair is two rows' elements interleaved
+ * (vpermt2w). pack_panels built each word from two 16-bit loads and stored it alone: a third of a
+ * narrow product's time (kv_fwd: 256 columns) went to packing A. */
+
+/* r[0..15] (rows of 16 words) transposed in place: r[j] = column j. */
+__attribute__((target("avx512f,avx512bw"))) static inline __attribute__((always_inline)) void tr16(__m512i r[16]) {
+    __m512i t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    /* u[4g + c], 128-bit lane k: column 4k + c of rows 4g..4g+3 */
+    for (int g = 0; g < 4; g++) {
+        u[4 * g + 0] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+        u[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+        u[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+        u[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+    }
+    for (int c = 0; c < 4; c++) {
+        const __m512i v0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88), w0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xdd);
+        const __m512i v1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88),
+                      w1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xdd);
+        r[c] = _mm512_shuffle_i32x4(v0, v1, 0x88);
+        r[8 + c] = _mm512_shuffle_i32x4(v0, v1, 0xdd);
+        r[4 + c] = _mm512_shuffle_i32x4(w0, w1, 0x88);
+        r[12 + c] = _mm512_shuffle_i32x4(w0, w1, 0xdd);
+    }
+}
+
+/* pack_panels(dst, X, bf16, ld, trans, r0, rows, p0, kc, W, 0) for W = DP_MR or DP_NR. */
+__attribute__((target("avx512f,avx512bw"))) static void pack_dp_bf16(uint32_t *dst, const uint16_t *X, int ld,
+                                                                     int trans, int r0, int rows, int p0, int kc,
+                                                                     const int W) {
+    const int kcp = (kc + 1) / 2, full = kc / 2;
+    const size_t panel = (size_t)W * kcp; /* words */
+    if (trans) { /* X is [k][r]: pair p of column i is X[2p][i] | X[2p + 1][i] << 16 */
+        enum { PACK_AHEAD = 4 };
+        __m512i lo_idx, hi_idx;
+        {
+            short il[32] __attribute__((aligned(64))), ih[32] __attribute__((aligned(64)));
+            for (int i = 0; i < 16; i++) {
+                il[2 * i] = (short)i, il[2 * i + 1] = (short)(32 + i);
+                ih[2 * i] = (short)(16 + i), ih[2 * i + 1] = (short)(48 + i);
+            }
+            lo_idx = _mm512_load_si512(il);
+            hi_idx = _mm512_load_si512(ih);
+        }
+        const int np = (rows + W - 1) / W;
+        for (int p = 0; p < kcp; p++) {
+            const uint16_t *x0 = X + ((size_t)p0 + 2 * p) * (size_t)ld + r0, *x1 = x0 + ld;
+            if (p + PACK_AHEAD < full) {
+                const char *f = (const char *)(x0 + (size_t)2 * PACK_AHEAD * ld);
+                for (int b = 0; b < rows * 2; b += 64) {
+                    __builtin_prefetch(f + b);
+                    __builtin_prefetch(f + (size_t)ld * 2 + b);
+                }
+            }
+            for (int q = 0; q < np; q++) {
+                uint32_t *d = dst + q * panel + (size_t)p * W;
+                const int n = rows - q * W < W ? rows - q * W : W;
+                const __mmask32 m = n == 32 ? 0xffffffffu : (1u << n) - 1;
+                const __m512i a = _mm512_maskz_loadu_epi16(m, x0 + q * W);
+                const __m512i b = p < full ? _mm512_maskz_loadu_epi16(m, x1 + q * W) : _mm512_setzero_si512();
+                const __m512i lo = _mm512_permutex2var_epi16(a, lo_idx, b);
+                if (W == DP_NR) {
+                    _mm512_store_si512(d, lo);
+                    _mm512_store_si512(d + 16, _mm512_permutex2var_epi16(a, hi_idx, b));
+                } else {
+                    _mm512_mask_storeu_epi32(d, (__mmask16)((1u << W) - 1), lo);
+                }
+            }
+        }
+        return;
+    }
+    for (int ir = 0; ir < rows; ir += W, dst += panel) {
+        const int n = rows - ir < W ? rows - ir : W;
+        for (int g = 0; g < W; g += 16) { /* rows g..g+15 of the panel */
+            const int gw = W - g < 16 ? W - g : 16; /* words of a pair row stored from this group */
+            const __mmask16 sm = (__mmask16)((1u << gw) - 1);
+            const uint32_t *src[16];
+            for (int i = 0; i < 16; i++) {
+                const int row = g + i < n ? g + i : 0; /* rows past n read as zero below */
+                src[i] = (const uint32_t *)(X + ((size_t)r0 + ir + row) * (size_t)ld + p0);
+            }
+            for (int q0 = 0; q0 < full; q0 += 16) {
+                const int cnt = full - q0 < 16 ? full - q0 : 16;
+                const __mmask16 lm = (__mmask16)(cnt == 16 ? 0xffff : (1u << cnt) - 1);
+                __m512i r[16];
+                for (int i = 0; i < 16; i++)
+                    r[i] = g + i < n ? _mm512_maskz_loadu_epi32(lm, src[i] + q0) : _mm512_setzero_si512();
+                tr16(r);
+                for (int j = 0; j < cnt; j++) _mm512_mask_storeu_epi32(dst + (size_t)(q0 + j) * W + g, sm, r[j]);
+            }
+        }
+        if (full < kcp) /* odd kc: the last pair holds one element */
+            for (int i = 0; i < W; i++)
+                dst[(size_t)full * W + i] = i < n ? X[((size_t)r0 + ir + i) * (size_t)ld + p0 + 2 * full] : 0;
+    }
+}
+
+#endif /* GK_HAVE_DP */
+
+static int fast_pack_off; /* tests: 1 packs every operand with pack_scalar */
+
+/* op(X)'s panels (pack_panels): bf16 storage for vdpbf16ps by vectors, the rest by pack_scalar. */
+static void pack(void *dst, const void *X, int dt, int ld, int trans, int r0, int rows, int p0, int kc, int W,
+                 int f32) {
+#if GK_HAVE_DP
+    if (dt == GK_BF16 && !f32 && (W == DP_MR || W == DP_NR) && !fast_pack_off) {
+        pack_dp_bf16((uint32_t *)dst, (const uint16_t *)X, ld, trans, r0, rows, p0, kc, W);
+        return;
+    }
+#endif
+    pack_scalar(dst, X, dt, ld, trans, r0, rows, p0, kc, W, f32);
+}
+
+/* Pack operands with the scalar loops only (off != 0) or the fastest code (0). For tests. */
+void gk_gemm_bf16_scalar_pack(int off) { fast_pack_off = off; }
 
 /* ---- kernel choice ----------------------------------------------------------------------------- */
 
@@ -337,11 +472,68 @@ static void sweep(const bkernel *k, int mc, int nc, int kc, float alpha, const v
     }
 }
 
+/* Words of one slice's panels for nc columns in resident(), a multiple of 64 bytes. */
+static size_t slice_words(const bkernel *k, int nc, int kc) { return (panel_words(k, nc + k->nr, kc) + 15) & ~(size_t)15; }
+
+/* Words of op(B)'s panels over all of K for nc columns (resident()), every slice packed. */
+static size_t all_k_words(const bkernel *k, int nc, int K) {
+    const int KS = kstep(K);
+    size_t w = 0;
+    for (int pc = 0; pc < K; pc += KS) w += slice_words(k, nc, K - pc < KS ? K - pc : KS);
+    return w;
+}
+
+/* Whether a unit keeps its block of C in cache over all of K: B packed for every slice first,
+ * then each MC block of A through all the slices. The slice-by-slice order passes over the unit's
+ * C once per slice, from memory once C outgrows the caches: a weight gradient's 32000 x 512 C
+ * (lm_head, 1048 tokens a chunk) was read and written again for each slice by both threads. Only
+ * when B's panels for all of K stay small (GK_RESIDENT_B bytes), as they are re-read per block.
+ * Off (0) by default until measured on a quiet machine: -DGK_RESIDENT_B=2097152 in CGO_CFLAGS. */
+#ifndef GK_RESIDENT_B
+#define GK_RESIDENT_B 0
+#endif
+static long resident_limit = GK_RESIDENT_B;
+static int resident(const bkernel *k, const gemm_args *g, int ncu) {
+    return !g->pre && g->K > kstep(g->K) && (long)all_k_words(k, ncu, g->K) * 4 <= resident_limit;
+}
+
+/* Set the largest B (bytes over all of K) kept for the resident order; returns the previous one.
+ * For tests. */
+long gk_gemm_bf16_resident_limit(long bytes) {
+    const long old = resident_limit;
+    resident_limit = bytes;
+    return old;
+}
+
+/* unit() in the resident order: every element sees the same slices in the same order. */
+static void unit_resident(const bkernel *k, const gemm_args *g, int m0, int m1, int n0, int n1, void *apack,
+                          void *bpack) {
+    const int MC = mc_of(k), KS = kstep(g->K);
+    size_t at = 0;
+    for (int pc = 0; pc < g->K; pc += KS) {
+        const int kc = g->K - pc < KS ? g->K - pc : KS;
+        pack((uint32_t *)bpack + at, g->B, g->b_dt, g->ldb, !g->trans_b, n0, n1 - n0, pc, kc, k->nr, !k->dp);
+        at += slice_words(k, n1 - n0, kc);
+    }
+    for (int ic = m0; ic < m1; ic += MC) {
+        const int mc = m1 - ic < MC ? m1 - ic : MC;
+        at = 0;
+        for (int pc = 0; pc < g->K; pc += KS) {
+            const int kc = g->K - pc < KS ? g->K - pc : KS;
+            pack(apack, g->A, g->a_dt, g->lda, g->trans_a, ic, mc, pc, kc, k->mr, !k->dp);
+            sweep(k, mc, n1 - n0, kc, g->alpha, apack, (uint32_t *)bpack + at, pc == 0 ? g->beta : 1.0f,
+                  g->C + (size_t)ic * g->ldc + n0, g->ldc);
+            at += slice_words(k, n1 - n0, kc);
+        }
+    }
+}
+
 /* One work unit: C[m0:m1, n0:n1] over all of K. */
 static void unit(const bkernel *k, const gemm_args *g, int m0, int m1, int n0, int n1, void *apack, void *bpack) {
     const int MC = mc_of(k);
-    for (int pc = 0; pc < g->K; pc += BKC) {
-        const int kc = g->K - pc < BKC ? g->K - pc : BKC;
+    const int KS = kstep(g->K);
+    for (int pc = 0; pc < g->K; pc += KS) {
+        const int kc = g->K - pc < KS ? g->K - pc : KS;
         const float beta = pc == 0 ? g->beta : 1.0f;
         if (g->pre) /* this slice's panels from column n0 on (slice pc starts pre_npad * pc words in) */
             bpack = (void *)(g->pre + (size_t)g->pre_npad * pc * (k->dp ? 1 : 2) / 2 +
@@ -374,8 +566,10 @@ static void gemm_f32_out(const bkernel *k, const gemm_args *g) {
         ncu = (ncu / 2 + NR - 1) / NR * NR;
         nparts_n = (N + ncu - 1) / ncu;
     }
-    const int units = nparts_n * nparts_m, kcmax = g->K < BKC ? g->K : BKC;
-    const size_t awords = panel_words(k, mc_of(k), kcmax), bwords = panel_words(k, ncu + NR, kcmax);
+    const int units = nparts_n * nparts_m, kcmax = g->K < kstep(g->K) ? g->K : kstep(g->K);
+    const int res = resident(k, g, ncu);
+    const size_t awords = panel_words(k, mc_of(k), kcmax),
+                 bwords = res ? all_k_words(k, ncu, g->K) : panel_words(k, ncu + NR, kcmax);
     GK_PARALLEL_FOR(units < nt ? units : nt, for (int u = 0; u < units; u++) {
         void *apack = gk_scratch(GK_SCRATCH_A, awords), *bpack = gk_scratch(GK_SCRATCH_B, bwords);
         if (!apack || !bpack) {
@@ -386,7 +580,10 @@ static void gemm_f32_out(const bkernel *k, const gemm_args *g) {
         const int m0 = (int)((long)mpanels * um / nparts_m) * MR;
         const int m1 = um == nparts_m - 1 ? M : (int)((long)mpanels * (um + 1) / nparts_m) * MR;
         const int n0 = un * ncu, n1 = n0 + ncu < N ? n0 + ncu : N;
-        unit(k, g, m0, m1, n0, n1, apack, bpack);
+        if (res)
+            unit_resident(k, g, m0, m1, n0, n1, apack, bpack);
+        else
+            unit(k, g, m0, m1, n0, n1, apack, bpack);
     });
 }
 
@@ -443,7 +640,7 @@ void gk_linear_backward_bf16(float *dx, float *dW, float *db, const float *dy, c
 /* ---- prepacked weights (decoding) ------------------------------------------------------------ */
 
 /* A header of PACKED_HEADER words (magic, kernel, sizes; 64 bytes keep the panels aligned), then
- * Wᵀ as unit() packs it: for each BKC slice of K, every column's NR-wide panels. Tied to the kind
+ * Wᵀ as unit() packs it: for each kstep(in) slice of K, every column's NR-wide panels. Tied to the kind
  * of kernel that packed it (pairs for vdpbf16ps, widened floats otherwise) and its NR. */
 enum { PACKED_HEADER = 16, PACKED_MAGIC = 0x62667070 /* "bfpp" */ };
 
@@ -456,7 +653,8 @@ long gk_linear_bf16_packed_words(int in, int out) {
     if (!active_b_set) set_best();
     const long npad = packed_npad(&active_b, out);
     long words = PACKED_HEADER;
-    for (int pc = 0; pc < in; pc += BKC) words += (long)packed_slice_words(&active_b, npad, in - pc < BKC ? in - pc : BKC);
+    const int KS = kstep(in);
+    for (int pc = 0; pc < in; pc += KS) words += (long)packed_slice_words(&active_b, npad, in - pc < KS ? in - pc : KS);
     return words;
 }
 
@@ -470,10 +668,11 @@ void gk_linear_bf16_pack(uint32_t *Wp, const uint16_t *W, int in, int out) {
     Wp[2] = (uint32_t)k->nr;
     Wp[3] = (uint32_t)in;
     Wp[4] = (uint32_t)out;
-    Wp[5] = BKC;
-    const int slices = (in + BKC - 1) / BKC;
+    const int KS = kstep(in);
+    Wp[5] = (uint32_t)KS;
+    const int slices = (in + KS - 1) / KS;
     GK_PARALLEL_FOR(gk_threads_if((long)in * out > 65536), for (int s = 0; s < slices; s++) {
-        const int pc = s * BKC, kc = in - pc < BKC ? in - pc : BKC;
+        const int pc = s * KS, kc = in - pc < KS ? in - pc : KS;
         /* slice pc starts after the full slices before it: npad * pc words as pairs (pc even) */
         uint32_t *dst = Wp + PACKED_HEADER + (size_t)npad * pc * (k->dp ? 1 : 2) / 2;
         pack(dst, W, GK_BF16, in, 0, 0, out, pc, kc, k->nr, !k->dp);
@@ -500,8 +699,9 @@ static void block_unit(const bkernel *k, const bpre *pre, int M, int K, long mpa
                        int p1) {
     const int MR = k->mr, NR = k->nr, tiles = (M + MR - 1) / MR;
     const size_t wpp = k->dp ? 1 : 2; /* words per pair of one row */
-    for (int pc = 0; pc < K; pc += BKC) {
-        const int kc = K - pc < BKC ? K - pc : BKC, kcp = (kc + 1) / 2;
+    const int KS = kstep(K);
+    for (int pc = 0; pc < K; pc += KS) {
+        const int kc = K - pc < KS ? K - pc : KS, kcp = (kc + 1) / 2;
         const float beta = pc == 0 ? pre->beta : 1.0f;
         const uint32_t *ap = apack + (size_t)mpad * pc * wpp / 2;
         const uint32_t *bslice = pre->panels + (size_t)pre->npad * pc * wpp / 2;
@@ -511,9 +711,9 @@ static void block_unit(const bkernel *k, const bpre *pre, int M, int K, long mpa
             const uint32_t *bp = bslice + (size_t)p * bs, *next = NULL;
             if (p + 1 < p1)
                 next = bp + bs;
-            else if (pc + BKC < K) { /* the next slice's first panel of this range */
-                const int nk = K - pc - BKC < BKC ? K - pc - BKC : BKC;
-                next = pre->panels + (size_t)pre->npad * (pc + BKC) * wpp / 2 + (size_t)p0 * panel_words(k, NR, nk);
+            else if (pc + KS < K) { /* the next slice's first panel of this range */
+                const int nk = K - pc - KS < KS ? K - pc - KS : KS;
+                next = pre->panels + (size_t)pre->npad * (pc + KS) * wpp / 2 + (size_t)p0 * panel_words(k, NR, nk);
             }
             for (int t = 0; t < tiles; t++) {
                 const int rows = M - t * MR < MR ? M - t * MR : MR;
@@ -535,11 +735,11 @@ static void block_unit(const bkernel *k, const bpre *pre, int M, int K, long mpa
  * all the products taken dynamically. */
 static void block_team(const bkernel *k, int n, const bpre *pres, int M, int K, const float *A, int lda, long mpad,
                        uint32_t *apack, const int *first, int per) {
-    const int slices = (K + BKC - 1) / BKC;
+    const int KS = kstep(K), slices = (K + KS - 1) / KS;
     const size_t wpp = k->dp ? 1 : 2;
 #pragma omp for schedule(static)
     for (int s = 0; s < slices; s++) {
-        const int pc = s * BKC, kc = K - pc < BKC ? K - pc : BKC;
+        const int pc = s * KS, kc = K - pc < KS ? K - pc : KS;
         pack(apack + (size_t)mpad * pc * wpp / 2, A, GK_F32, lda, 0, 0, M, pc, kc, k->mr, !k->dp);
     }
 #pragma omp for schedule(dynamic, 1)
@@ -580,7 +780,7 @@ static void one_block_packed(const bkernel *k, int n, const bpre *pres, int M, i
 
 static int packed_for_b(const bkernel *k, const uint32_t *Wp, int in, int out) {
     return Wp[0] == PACKED_MAGIC && (int)Wp[1] == k->dp && (int)Wp[2] == k->nr && (int)Wp[3] == in &&
-           (int)Wp[4] == out && (int)Wp[5] == BKC;
+           (int)Wp[4] == out && (int)Wp[5] == kstep(in);
 }
 
 static void fill_bias_b(float *y, const float *b, int T, int out) {

@@ -226,6 +226,76 @@ func TestGEMMBF16KernelsAgree(t *testing.T) {
 	}
 }
 
+// TestGEMMBF16VectorPackSameBits compares the vector packing of bf16 operands (vdpbf16ps panels)
+// with the scalar loops, bit for bit, over every transpose, odd K, K past one slice, row and column
+// counts off the panel widths and padded (odd) leading dimensions; each result is also checked
+// against the float64 reference.
+func TestGEMMBF16VectorPackSameBits(t *testing.T) {
+	defer useGEMMBF16Kernel("")
+	defer gemmBF16ScalarPack(false)
+	for _, k := range gemmBF16Kernels() {
+		if err := useGEMMBF16Kernel(k); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range [][3]int{{1, 1, 1}, {13, 33, 31}, {12, 32, 32}, {29, 70, 67}, {150, 97, 1045}, {37, 16, 17}} {
+			for tr := range 4 {
+				tA, tB := tr&1 == 1, tr&2 == 2
+				var runs [2][]float64
+				for i, scalar := range []bool{true, false} {
+					gemmBF16ScalarPack(scalar)
+					r := rand.New(rand.NewPCG(46, uint64(tr)))
+					name := fmt.Sprintf("%s %v tA=%v tB=%v scalar=%v", k, s, tA, tB, scalar)
+					runs[i] = gemmBF16Case(t, r, name, tA, tB, s[0], s[1], s[2], 1, 0.5, BF16, BF16, F32, true)
+				}
+				for i := range runs[0] {
+					if math.Float64bits(runs[0][i]) != math.Float64bits(runs[1][i]) {
+						t.Fatalf("%s %v tA=%v tB=%v: vector packing gives %.9g at %d, scalar %.9g", k, s, tA, tB,
+							runs[1][i], i, runs[0][i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGEMMBF16ResidentOrderSameBits runs products of several K slices with each block of C kept
+// over all of K (B packed for every slice first) and slice by slice, at 1 and 2 threads: the same
+// bits, each checked against the float64 reference.
+func TestGEMMBF16ResidentOrderSameBits(t *testing.T) {
+	defer useGEMMBF16Kernel("")
+	old := gemmBF16ResidentLimit(0)
+	defer gemmBF16ResidentLimit(old)
+	defer Init(0, 2)
+	for _, k := range gemmBF16Kernels() {
+		if err := useGEMMBF16Kernel(k); err != nil {
+			t.Fatal(err)
+		}
+		for _, threads := range []int{1, 2} {
+			if err := Init(0, threads); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range [][3]int{{150, 97, 1100}, {301, 45, 1601}, {13, 200, 2000}} {
+				for tr := range 4 {
+					tA, tB := tr&1 == 1, tr&2 == 2
+					var runs [2][]float64
+					for i, limit := range []int{0, 8 << 20} {
+						gemmBF16ResidentLimit(limit)
+						r := rand.New(rand.NewPCG(47, uint64(tr)))
+						name := fmt.Sprintf("%s %v tA=%v tB=%v limit=%d", k, s, tA, tB, limit)
+						runs[i] = gemmBF16Case(t, r, name, tA, tB, s[0], s[1], s[2], 1, 0.5, BF16, F32, F32, true)
+					}
+					for i := range runs[0] {
+						if math.Float64bits(runs[0][i]) != math.Float64bits(runs[1][i]) {
+							t.Fatalf("%s %v tA=%v tB=%v: resident order gives %.9g at %d, slice order %.9g", k, s, tA,
+								tB, runs[1][i], i, runs[0][i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestGEMMBF16ThreadCounts(t *testing.T) {
 	r := rand.New(rand.NewPCG(46, 5))
 	M, N, K := 301, 257, 600
