@@ -25,3 +25,9 @@ func PackLinearBF16(wp, w Buf, in, out int)                      { panic(noBF16)
 func LinearForwardBF16Packed(y, x, w, wp, b Buf, T, in, out int) { panic(noBF16) }
 
 func LinearForwardBF16PackedMulti(x Buf, T, in int, ls ...Linear) { panic(noBF16) }
+
+// DecodeLayerBF16 reports false: the ROCm backend runs a decode layer's operations one by one.
+func DecodeLayerBF16(l *DecodeLayer) bool { return false }
+
+// SetDecodeLayerSerialWork does nothing on ROCm (DecodeLayerBF16 never runs) and returns 0.
+func SetDecodeLayerSerialWork(n int) int { return 0 }
