@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /* attention_decode.c — one decode step of attention for many sequences in one call.
  *
  * Every row brings one new query token and its own KV cache (its own buffer and length), so the
@@ -446,24 +444,36 @@ static void decode_team(float *out, const float *q, const float *k_new, const fl
     }
 }
 
-void gk_attention_decode(float *out, const float *q, const float *k_new, const float *v_new,
-                         float *const *k_caches, float *const *v_caches, float *const *k_tiles, const int32_t *kv_lens,
-                         const int32_t *shared, int nseq, int nh, int nkv, int hd, float scale) {
-    if (nseq <= 0) return;
-#if defined(__x86_64__) && defined(__GNUC__)
-    __builtin_cpu_init();
-    const int avx2 = __builtin_cpu_supports("avx2");
-#else
-    const int avx2 = 0;
-#endif
-    /* Chunks of up to max_r sequences, small enough to leave a few units per thread. */
+/* Chunks of up to max_r sequences, small enough to leave a few units per thread; *units the
+ * (chunk, kv head) units. starts holds 2 nseq + 1 ints. */
+static int decode_plan(int *starts, int *max_r_out, long *units, const int32_t *shared, int nseq, int nkv, int hd) {
     const int threads = gk_threads();
     int max_r = (int)(((long)nseq * nkv + 4L * threads - 1) / (4L * threads));
     if (max_r < 1 || hd > DECODE_KC || !shared) max_r = 1;
     if (max_r > 64) max_r = 64;
-    int *starts = malloc(sizeof(int) * (2 * (size_t)nseq + 1)), *tiles = starts + nseq + 1;
-    const int nchunks = decode_chunks(starts, tiles, shared, nseq, max_r);
-    const long units = (long)nchunks * nkv;
+    const int nchunks = decode_chunks(starts, starts + nseq + 1, shared, nseq, max_r);
+    *max_r_out = max_r;
+    *units = (long)nchunks * nkv;
+    return nchunks;
+}
+
+static int decode_avx2(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+#else
+    return 0;
+#endif
+}
+
+void gk_attention_decode(float *out, const float *q, const float *k_new, const float *v_new,
+                         float *const *k_caches, float *const *v_caches, float *const *k_tiles, const int32_t *kv_lens,
+                         const int32_t *shared, int nseq, int nh, int nkv, int hd, float scale) {
+    if (nseq <= 0) return;
+    const int avx2 = decode_avx2(), threads = gk_threads();
+    int *starts = malloc(sizeof(int) * (2 * (size_t)nseq + 1)), *tiles = starts + nseq + 1, max_r;
+    long units;
+    decode_plan(starts, &max_r, &units, shared, nseq, nkv, hd);
     /* A step of a few short sequences is less work than waking a second thread: the calling thread
      * does it all, outside OpenMP (GK_SERIAL_WORK, GK_PARALLEL_FOR). */
     long work = 0;
@@ -474,3 +484,16 @@ void gk_attention_decode(float *out, const float *q, const float *k_new, const f
     free(starts);
 }
 
+/* gk_attention_decode's work shared out among the threads of the region that calls it (each
+ * thread calls it; decode_layer.c): the same units and the same bits. Ends at a barrier. */
+void gk_attention_decode_team(float *out, const float *q, const float *k_new, const float *v_new,
+                              float *const *k_caches, float *const *v_caches, float *const *k_tiles,
+                              const int32_t *kv_lens, const int32_t *shared, int nseq, int nh, int nkv, int hd,
+                              float scale) {
+    if (nseq <= 0) return;
+    int starts[2 * nseq + 1], max_r; /* a decode layer's rows: one MC block, a few hundred at most */
+    long units;
+    decode_plan(starts, &max_r, &units, shared, nseq, nkv, hd);
+    decode_team(out, q, k_new, v_new, k_caches, v_caches, k_tiles, kv_lens, starts, starts + nseq + 1, units, max_r,
+                nseq, nh, nkv, hd, scale, decode_avx2());
+}

@@ -51,38 +51,9 @@ func AttentionDecode(out, q, kNew, vNew Buf, kCaches, vCaches, kTiles []Buf, kvL
 		attentionDecodeDevice(out, q, kNew, vNew, kCaches, vCaches, kTiles, kvLens, nh, nkv, hd, scale)
 		return
 	}
-	// The pointer arrays hold C pointers only, so Go memory may carry them (cgo's rules forbid Go
-	// pointers inside memory passed to C, not C pointers).
-	ptrs := make([]unsafe.Pointer, 3*nseq)
-	for s, n := range kvLens {
-		if n < 1 || n > 1<<31-1 {
-			panic(fmt.Sprintf("kernels: %s: sequence %d has %d keys, want ≥ 1", op, s, n))
-		}
-		if want := int(n) * nkv * hd; !fits(kCaches[s], want) || !fits(vCaches[s], want) {
-			need(op, fmt.Sprintf("kCaches[%d]", s), kCaches[s], want, F32)
-			need(op, fmt.Sprintf("vCaches[%d]", s), vCaches[s], want, F32)
-		}
-		ptrs[s], ptrs[nseq+s] = kCaches[s].p, vCaches[s].p
-		if kTiles != nil {
-			if want := KeyTileFloats(int(n), nkv*hd); !fits(kTiles[s], want) {
-				need(op, fmt.Sprintf("kTiles[%d]", s), kTiles[s], want, F32)
-			}
-			ptrs[2*nseq+s] = kTiles[s].p
-		}
-		if s > 0 && ptrs[s] == ptrs[s-1] && n <= kvLens[s-1] {
-			panic(fmt.Sprintf("kernels: %s: rows %d and %d of one cache have lengths %d and %d, want growing", op, s-1, s, kvLens[s-1], n))
-		}
-	}
+	ptrs := decodeCachePtrs(op, kCaches, vCaches, kTiles, kvLens, shared, nkv, hd)
 	var sharedPtr *C.int32_t
 	if shared != nil {
-		if len(shared) != nseq {
-			panic(fmt.Sprintf("kernels: %s: %d shared counts for %d sequences", op, len(shared), nseq))
-		}
-		for s, n := range shared {
-			if n < 0 || (s == 0 && n != 0) || (s > 0 && (n >= kvLens[s] || n >= kvLens[s-1])) {
-				panic(fmt.Sprintf("kernels: %s: sequence %d shares %d rows with the one before (lengths %v)", op, s, n, kvLens[max(0, s-1):s+1]))
-			}
-		}
 		sharedPtr = (*C.int32_t)(unsafe.Pointer(&shared[0]))
 	}
 	var tilesPtr **C.float
@@ -142,3 +113,46 @@ func PackKeyTiles(tiles, keys Buf, from, to, kvDim int) {
 // fits reports whether b is a float32 buffer of at least n elements (need, without building the
 // argument's name, for checks inside loops).
 func fits(b Buf, n int) bool { return !b.IsNil() && b.dt == F32 && b.n >= n }
+
+// decodeCachePtrs checks AttentionDecode's cache arguments and returns the caches' pointers: the
+// key caches, the value caches, then the key tiles (nil entries without them).
+func decodeCachePtrs(op string, kCaches, vCaches, kTiles []Buf, kvLens, shared []int32, nkv, hd int) []unsafe.Pointer {
+	nseq := len(kvLens)
+	if len(kCaches) != nseq || len(vCaches) != nseq || (kTiles != nil && len(kTiles) != nseq) {
+		panic(fmt.Sprintf("kernels: %s: %d key caches, %d value caches and %d key tiles for %d sequences", op,
+			len(kCaches), len(vCaches), len(kTiles), nseq))
+	}
+	// The pointer arrays hold C pointers only, so Go memory may carry them (cgo's rules forbid Go
+	// pointers inside memory passed to C, not C pointers).
+	ptrs := make([]unsafe.Pointer, 3*nseq)
+	for s, n := range kvLens {
+		if n < 1 || n > 1<<31-1 {
+			panic(fmt.Sprintf("kernels: %s: sequence %d has %d keys, want ≥ 1", op, s, n))
+		}
+		if want := int(n) * nkv * hd; !fits(kCaches[s], want) || !fits(vCaches[s], want) {
+			need(op, fmt.Sprintf("kCaches[%d]", s), kCaches[s], want, F32)
+			need(op, fmt.Sprintf("vCaches[%d]", s), vCaches[s], want, F32)
+		}
+		ptrs[s], ptrs[nseq+s] = kCaches[s].p, vCaches[s].p
+		if kTiles != nil {
+			if want := KeyTileFloats(int(n), nkv*hd); !fits(kTiles[s], want) {
+				need(op, fmt.Sprintf("kTiles[%d]", s), kTiles[s], want, F32)
+			}
+			ptrs[2*nseq+s] = kTiles[s].p
+		}
+		if s > 0 && ptrs[s] == ptrs[s-1] && n <= kvLens[s-1] {
+			panic(fmt.Sprintf("kernels: %s: rows %d and %d of one cache have lengths %d and %d, want growing", op, s-1, s, kvLens[s-1], n))
+		}
+	}
+	if shared != nil {
+		if len(shared) != nseq {
+			panic(fmt.Sprintf("kernels: %s: %d shared counts for %d sequences", op, len(shared), nseq))
+		}
+		for s, n := range shared {
+			if n < 0 || (s == 0 && n != 0) || (s > 0 && (n >= kvLens[s] || n >= kvLens[s-1])) {
+				panic(fmt.Sprintf("kernels: %s: sequence %d shares %d rows with the one before (lengths %v)", op, s, n, kvLens[max(0, s-1):s+1]))
+			}
+		}
+	}
+	return ptrs
+}

@@ -20,6 +20,7 @@
 static inline int omp_get_num_procs(void) { return 1; }
 static inline int omp_get_num_threads(void) { return 1; }
 static inline int omp_get_thread_num(void) { return 0; }
+static inline int omp_in_parallel(void) { return 0; }
 #endif
 
 /* No code here reads floating-point exception flags or errno, and without these GCC will not turn
@@ -53,6 +54,7 @@ enum {
     GK_SCRATCH_ATTN_WS,    /* each thread's attention workspace (forward, backward, decode) */
     GK_SCRATCH_ATTN_ROWS,  /* the attention backward's row terms */
     GK_SCRATCH_RMS,        /* each thread's RMSNorm backward products */
+    GK_SCRATCH_DECODE,     /* each thread's normed rows and activations in a decode layer */
     GK_SCRATCH_SLOTS
 };
 float *gk_scratch(int slot, size_t floats);
@@ -119,8 +121,9 @@ static inline float gk_rounded(float x) {
     return x;
 }
 
-/* The kernels' thread count when the work is worth splitting, else 1. */
-static inline int gk_threads_if(int worth) { return worth ? gk_threads() : 1; }
+/* The kernels' thread count when the work is worth splitting, else 1; 1 inside a parallel region
+ * (a decode layer's, decode_layer.c), where a nested region would get one thread anyway. */
+static inline int gk_threads_if(int worth) { return worth && !omp_in_parallel() ? gk_threads() : 1; }
 
 /* A work split that depends only on n and the chunk size, never on the thread count, so sums that
  * combine per-chunk partials in chunk order give the same bits for any number of threads. */

@@ -1,5 +1,3 @@
-//go:build !rocm
-
 /* gemm_bf16.c — GEMM in bf16 arithmetic: operands rounded to bf16 (from fp32 or bf16 storage),
  * products summed in fp32.
  *
@@ -829,4 +827,65 @@ void gk_linear_forward_bf16_packed_multi(int n, float *const *ys, const float *x
         pres[i] = (bpre){Wps[i] + PACKED_HEADER, packed_npad(&k, outs[i]), outs[i], bs[i] ? 1.0f : 0.0f, ys[i]};
     }
     one_block_packed(&k, n, pres, T, in, x, in);
+}
+
+/* ---- a decode layer's products inside one parallel region (decode_layer.c) ------------------- */
+
+int gk_bf16_decode_products_ready(int T, int in, int n, const uint32_t *const *Wps, const int *outs) {
+    if (!active_b_set) set_best();
+    const bkernel *k = &active_b;
+    if (T <= 0 || T > mc_of(k) || in <= 0 || n < 1 || n > MULTI_MAX) return 0;
+    for (int i = 0; i < n; i++)
+        if (outs[i] <= 0 || !packed_for_b(k, Wps[i], in, outs[i])) return 0;
+    return 1;
+}
+
+/* This thread's share of n products of A[T, in] (gk_bf16_decode_products_ready holds): A packed
+ * into the thread's own buffer, then a static range of all the products' column panels, each
+ * product's columns first set to its bias where it has one. The same kernel calls per element as
+ * one_block_packed, so the same bits, whatever the split. Called by every thread of a region (or
+ * outside one, by the calling thread for all of it); the caller puts a barrier after it. */
+void gk_bf16_decode_products_team(int n, float *const *ys, const float *A, const uint32_t *const *Wps,
+                                  const float *const *bs, int T, int in, const int *outs) {
+    const bkernel *k = &active_b;
+    const int MR = k->mr, NR = k->nr, K = in;
+    const long mpad = (long)(T + MR - 1) / MR * MR;
+    const size_t wpp = k->dp ? 1 : 2;
+    uint32_t *apack = (uint32_t *)gk_scratch(GK_SCRATCH_SHARED_A, (size_t)mpad * ((K + 1) / 2) * wpp);
+    if (!apack) {
+        gk_set_error("gemm_bf16: out of memory for packing");
+        return;
+    }
+    for (int pc = 0; pc < K; pc += BKC) {
+        const int kc = K - pc < BKC ? K - pc : BKC;
+        pack(apack + (size_t)mpad * pc * wpp / 2, A, GK_F32, in, 0, 0, T, pc, kc, MR, !k->dp);
+    }
+    int total = 0;
+    for (int i = 0; i < n; i++) total += (outs[i] + NR - 1) / NR;
+    const int tid = omp_get_thread_num(), nth = omp_get_num_threads();
+    const int lo = (int)((long)total * tid / nth), hi = (int)((long)total * (tid + 1) / nth);
+    for (int i = 0, first = 0; i < n; first += (outs[i] + NR - 1) / NR, i++) {
+        const int panels = (outs[i] + NR - 1) / NR;
+        const int p0 = lo > first ? lo - first : 0, p1 = hi - first < panels ? hi - first : panels;
+        if (p0 >= p1) continue;
+        const bpre pre = {Wps[i] + PACKED_HEADER, packed_npad(k, outs[i]), outs[i], bs[i] ? 1.0f : 0.0f, ys[i]};
+        if (bs[i]) {
+            const int c0 = p0 * NR, c1 = p1 * NR < outs[i] ? p1 * NR : outs[i];
+            for (int t = 0; t < T; t++) memcpy(ys[i] + (size_t)t * outs[i] + c0, bs[i] + c0, sizeof(float) * (c1 - c0));
+        }
+        block_unit(k, &pre, T, K, mpad, apack, p0, p1);
+    }
+}
+
+/* The columns [*c0, *c1) of product i of n that gk_bf16_decode_products_team gives this thread. */
+void gk_bf16_decode_products_cols(int n, const int *outs, int i, int *c0, int *c1) {
+    const int NR = active_b.nr;
+    int total = 0, first = 0;
+    for (int j = 0; j < n; j++) total += (outs[j] + NR - 1) / NR;
+    for (int j = 0; j < i; j++) first += (outs[j] + NR - 1) / NR;
+    const int tid = omp_get_thread_num(), nth = omp_get_num_threads(), panels = (outs[i] + NR - 1) / NR;
+    const int lo = (int)((long)total * tid / nth), hi = (int)((long)total * (tid + 1) / nth);
+    const int p0 = lo > first ? lo - first : 0, p1 = hi - first < panels ? hi - first : panels;
+    *c0 = p0 < p1 ? p0 * NR : 0;
+    *c1 = p0 < p1 ? (p1 * NR < outs[i] ? p1 * NR : outs[i]) : 0;
 }

@@ -180,6 +180,21 @@ void gk_linear_forward_bf16_packed(float *y, const float *x, const uint16_t *W, 
 void gk_linear_forward_bf16_packed_multi(int n, float *const *ys, const float *x, const uint16_t *const *Ws,
                                          const uint32_t *const *Wps, const float *const *bs, int T, int in,
                                          const int *outs);
+/* One decoder layer of a bf16 decode step over T rows (decode_layer.c): x = layer(x), every row
+ * a short input's token (gk_attention_decode's rows), in one parallel region, with the bits of the
+ * operations one by one. Weights are packed (gk_linear_bf16_pack); q_raw and k_raw are NULL
+ * without q_norm/k_norm; biases may be NULL. Returns -1, having touched nothing, when the packed
+ * weights do not suit (another kernel, T over one block): then run the operations one by one. */
+typedef struct {
+    int T, C, I, nh, nkv, hd;
+    float eps, scale;
+    float *x, *mid, *q, *k, *v, *q_raw, *k_raw, *att, *gate, *up;
+    const float *rope, *in_norm, *post_norm, *q_norm, *k_norm, *bq, *bk, *bv, *bo;
+    const uint32_t *wq, *wk, *wv, *wo, *wgate, *wup, *wdown;
+    float *const *k_caches, *const *v_caches, *const *k_tiles;
+    const int32_t *kv_lens, *shared;
+} gk_decode_layer_args;
+int gk_decode_layer_bf16(const gk_decode_layer_args *a);
 /* The name of the bf16 GEMM kernel in use ("bf16-avx512", or "f32-" and an SGEMM kernel's name). */
 const char *gk_gemm_bf16_kernel(void);
 

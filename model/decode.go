@@ -188,6 +188,11 @@ type Decoder struct {
 	kCaches, vCaches, kTiles []kernels.Buf
 	kvLens, shared           []int32        // shared: rows in common with the row before (AttentionDecode)
 	packed                   *packedWeights // nil when steps are too small to use them
+	// perOp runs a bf16 step's layers an operation at a time even where kernels.DecodeLayerBF16
+	// could take a whole layer in one parallel region (tests compare the two).
+	perOp bool
+	// wholeLayers counts the layers run through kernels.DecodeLayerBF16 (tests).
+	wholeLayers int
 }
 
 // packedWeights are the decoder's copies of the model's matrices in the SGEMM kernel's own layout
@@ -450,6 +455,9 @@ func (d *Decoder) layer(l int, in []DecodeInput, T int) {
 	var p packedLayer
 	if d.packed != nil {
 		p = d.packed.layers[l]
+		if !d.perOp && w.q.DType() == kernels.BF16 && d.shortRows == T && d.wholeLayer(l, in, T, w, p) {
+			return
+		}
 	}
 
 	kernels.RMSNormForward(d.ln, kernels.Buf{}, d.x, w.inNorm, T, C, eps)
@@ -487,6 +495,15 @@ func (d *Decoder) shortAttention(l int, in []DecodeInput) {
 	}
 	c := d.m.Config
 	Q, KV := c.QDim(), c.KVDim()
+	kTiles := d.shortCaches(l, in)
+	kernels.AttentionDecode(d.att.Slice(0, S*Q), d.q.Slice(0, S*Q), d.k.Slice(0, S*KV), d.v.Slice(0, S*KV),
+		d.kCaches[:S], d.vCaches[:S], kTiles, d.kvLens[:S], d.shared[:S], c.NumAttentionHeads, c.NumKeyValueHeads,
+		c.HeadDim, d.m.attentionScale())
+}
+
+// shortCaches fills d.kCaches, d.vCaches and d.kTiles with layer l's caches of the step's short
+// rows and returns the rows' key tiles (nil without them).
+func (d *Decoder) shortCaches(l int, in []DecodeInput) []kernels.Buf {
 	r := 0
 	for _, i := range d.order[:d.shortInputs] {
 		keys, values, tiles := in[i].Cache.keys(l), in[i].Cache.values(l), in[i].Cache.keyTiles(l)
@@ -498,13 +515,35 @@ func (d *Decoder) shortAttention(l int, in []DecodeInput) {
 			r++
 		}
 	}
-	var kTiles []kernels.Buf
 	if d.kTiles != nil {
-		kTiles = d.kTiles[:S]
+		return d.kTiles[:r]
 	}
-	kernels.AttentionDecode(d.att.Slice(0, S*Q), d.q.Slice(0, S*Q), d.k.Slice(0, S*KV), d.v.Slice(0, S*KV),
-		d.kCaches[:S], d.vCaches[:S], kTiles, d.kvLens[:S], d.shared[:S], c.NumAttentionHeads, c.NumKeyValueHeads,
-		c.HeadDim, d.m.attentionScale())
+	return nil
+}
+
+// wholeLayer runs layer l of a bf16 step whose rows are all short inputs' through
+// kernels.DecodeLayerBF16, one parallel region for the layer, with the bits of the operations one
+// by one (layer's path below). It reports false, having done nothing, where that kernel does not
+// take the step.
+func (d *Decoder) wholeLayer(l int, in []DecodeInput, T int, w layerWeights, p packedLayer) bool {
+	c := d.m.Config
+	kTiles := d.shortCaches(l, in)
+	a := kernels.DecodeLayer{
+		T: T, C: c.HiddenSize, I: c.IntermediateSize, NH: c.NumAttentionHeads, NKV: c.NumKeyValueHeads, HD: c.HeadDim,
+		Eps: float32(c.RMSNormEps), Scale: d.m.attentionScale(),
+		X: d.x, Mid: d.mid, Q: d.q, K: d.k, V: d.v, Att: d.att, Gate: d.gate, Up: d.up, Rope: d.rope,
+		InNorm: w.inNorm, PostNorm: w.postNorm, BQ: w.qb, BK: w.kb, BV: w.vb, BO: w.ob,
+		WQ: p.q, WK: p.k, WV: p.v, WO: p.o, WGate: p.gate, WUp: p.up, WDown: p.down,
+		KCaches: d.kCaches[:T], VCaches: d.vCaches[:T], KTiles: kTiles, KVLens: d.kvLens[:T], Shared: d.shared[:T],
+	}
+	if c.QKNorm() {
+		a.QRaw, a.KRaw, a.QNorm, a.KNorm = d.qRaw, d.kRaw, w.qNorm, w.kNorm
+	}
+	if !kernels.DecodeLayerBF16(&a) {
+		return false
+	}
+	d.wholeLayers++
+	return true
 }
 
 // prefillAttention appends the keys and values of layer l of each long input (a prompt) to its
