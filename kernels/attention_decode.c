@@ -92,11 +92,15 @@ typedef float decode_v8u __attribute__((vector_size(32), aligned(4))); /* kt, S 
 
 /* Loads of 8 keys or values (and of one, for the last dimensions) from a float32 cache or tile, or
  * from a bf16 one, widened exactly in registers: a bf16 cache gives the same bits as a float32
- * cache holding the same (rounded) values. Macros, like DECODE_STORE8. */
+ * cache holding the same (rounded) values. Macros, like DECODE_STORE8. A bf16 vector is widened by
+ * interleaving it with zeros (each value the high half of its float, little-endian): one vpermi2w
+ * with AVX-512, where GCC 12 splits __builtin_convertvector's zero extension into five operations. */
+typedef uint16_t decode_h8 __attribute__((vector_size(16)));
 typedef uint16_t decode_h8u __attribute__((vector_size(16), aligned(2)));
-typedef uint32_t decode_u8 __attribute__((vector_size(32)));
 #define DECODE_LOAD8_F32(p) (*(const decode_v8u *)(p))
-#define DECODE_LOAD8_BF16(p) ((decode_v8)(__builtin_convertvector(*(const decode_h8u *)(p), decode_u8) << 16))
+#define DECODE_LOAD8_BF16(p)                                                                                       \
+    ((decode_v8)__builtin_shufflevector((decode_h8){0}, (decode_h8)(*(const decode_h8u *)(p)), 0, 8, 0, 9, 0, 10, \
+                                        0, 11, 0, 12, 0, 13, 0, 14, 0, 15))
 #define DECODE_LOAD1_F32(p) (*(p))
 #define DECODE_LOAD1_BF16(p) gk_bf16_widen(*(p))
 
