@@ -111,7 +111,7 @@ func checkGenerateShape(g bench.GenerateOptions) func(model.Config, string) erro
 			return usererr.New("model bench %s: --prompt-len %d + --new-tokens %d is past the context of %d tokens", name, g.PromptLen, g.NewTokens, ctx)
 		}
 		b := slices.Max(g.Batches)
-		need := engine.MemoryBytes(cfg, b*(g.PromptLen+g.NewTokens), b, 512)
+		need := engine.MemoryBytes(cfg, g.Precision, b*(g.PromptLen+g.NewTokens), b, 512)
 		return checkMemory(fmt.Sprintf("model bench --generate --batch %d", b), need, "--batch, --prompt-len or --new-tokens")
 	}
 }

@@ -203,7 +203,7 @@ func openRolloutPolicy(c *cli.Context, o Options) (*rollout.Policy, error) {
 		if err := initKernels(o); err != nil {
 			return nil, err
 		}
-		if err := checkEngineFlags(c, dir); err != nil {
+		if err := checkEngineFlags(c, dir, model.Precision(o.Config.Model.DType)); err != nil {
 			return nil, err
 		}
 	}

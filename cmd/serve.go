@@ -56,7 +56,7 @@ func loadPolicy(c *cli.Context, o Options, dir string, maxWaiting int) (*engine.
 	if err != nil {
 		return nil, err
 	}
-	if err := checkEngineFlags(c, dir); err != nil {
+	if err := checkEngineFlags(c, dir, model.Precision(o.Config.Model.DType)); err != nil {
 		return nil, err
 	}
 	return engine.LoadPolicy(dir, engine.PolicyOptions{Template: tmpl, Primer: c.String("primer"),
@@ -85,7 +85,7 @@ func templateName(c *cli.Context, o Options) string {
 
 // checkEngineFlags checks the engine flags' ranges, each with its own message, and refuses an
 // engine whose KV cache and step buffers would not fit in memory.
-func checkEngineFlags(c *cli.Context, dir string) error {
+func checkEngineFlags(c *cli.Context, dir string, p model.Precision) error {
 	kv, seqs, step := c.Int("kv-tokens"), c.Int("max-seqs"), c.Int("step-tokens")
 	if err := firstErr(
 		inRange("--kv-tokens", kv, 0, 1<<30),
@@ -99,18 +99,18 @@ func checkEngineFlags(c *cli.Context, dir string) error {
 		return err
 	}
 	if kv == 0 { // the engine's default: 65536 tokens or 4 GiB of cache, at least one context
-		kv = max(min(65536, (4<<30)/max(4*cfg.KVFloatsPerToken(), 1)), cfg.MaxPositionEmbeddings, 1)
+		kv = engine.DefaultKVTokens(cfg, p)
 	}
-	need := engine.MemoryBytes(cfg, kv, seqs, max(step, seqs))
+	need := engine.MemoryBytes(cfg, p, kv, seqs, max(step, seqs))
 	// Name the one flag whose share of the memory is the largest: lowering it helps most.
 	shares := []struct {
 		flag  string
 		value int
 		bytes int64
 	}{
-		{"--kv-tokens", kv, engine.MemoryBytes(cfg, kv, 0, 0)},
-		{"--max-seqs", seqs, engine.MemoryBytes(cfg, 0, seqs, 0)},
-		{"--step-tokens", step, engine.MemoryBytes(cfg, 0, 0, max(step, seqs))},
+		{"--kv-tokens", kv, engine.MemoryBytes(cfg, p, kv, 0, 0)},
+		{"--max-seqs", seqs, engine.MemoryBytes(cfg, p, 0, seqs, 0)},
+		{"--step-tokens", step, engine.MemoryBytes(cfg, p, 0, 0, max(step, seqs))},
 	}
 	top := shares[0]
 	for _, s := range shares[1:] {

@@ -46,12 +46,9 @@ type Options struct {
 	Precision model.Precision
 }
 
-func (o Options) withDefaults(c model.Config) Options {
+func (o Options) withDefaults(c model.Config, p model.Precision) Options {
 	if o.KVTokens <= 0 {
-		// 65536 tokens, or fewer when that would take over 4 GiB (large models), but at least one
-		// full context.
-		perToken := 4 * c.KVFloatsPerToken()
-		o.KVTokens = max(min(65536, (4<<30)/max(perToken, 1)), c.MaxPositionEmbeddings, 1)
+		o.KVTokens = DefaultKVTokens(c, p)
 	}
 	if o.MaxSeqs <= 0 {
 		o.MaxSeqs = 64
@@ -135,7 +132,7 @@ type Stats struct {
 
 // New starts an engine on m. Close stops it.
 func New(m *model.Model, opts Options) (*Engine, error) {
-	opts = opts.withDefaults(m.Config)
+	opts = opts.withDefaults(m.Config, m.Precision())
 	dec, err := m.NewDecoder(opts.StepTokens, opts.MaxSeqs)
 	if err != nil {
 		return nil, fmt.Errorf("new engine: %w", err)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bf16.h"
 #include "cpu.h"
 
 /* attention.c: the forward of one head for the queries of one sequence (Lq <= 48), on the calling
@@ -66,6 +67,18 @@ static void decode_pack_keys(float *restrict kt, const float *restrict k, int nk
     }
 }
 
+/* decode_pack_keys for a bf16 cache: the same kt, each key widened (exactly) to float32. */
+static void decode_pack_keys_bf16(float *restrict kt, const uint16_t *restrict k, int nk, int ld, int hd) {
+    for (int j = 0; j < nk; j += 8) {
+        const int n = nk - j < 8 ? nk - j : 8;
+        float *blk = kt + (size_t)j * hd;
+        for (int l = 0; l < 8; l++) {
+            const uint16_t *row = k + (size_t)(j + (l < n ? l : 0)) * ld;
+            for (int d = 0; d < hd; d++) blk[d * 8 + l] = gk_bf16_widen(row[d]);
+        }
+    }
+}
+
 /* Scores and products run several independent multiply-add chains at once, held in registers: one
  * chain alone waits on the latency of each multiply-add (a single query's score is a 32-long
  * chain for the tiny preset's heads), and accumulators kept in memory wait on their stores. Each
@@ -76,6 +89,20 @@ static void decode_pack_keys(float *restrict kt, const float *restrict k, int nk
  * microkernel's, so they fuse exactly where its do. Grouping chains changes no bits. */
 typedef float decode_v8 __attribute__((vector_size(32)));
 typedef float decode_v8u __attribute__((vector_size(32), aligned(4))); /* kt, S and rows need no alignment */
+
+/* Loads of 8 keys or values (and of one, for the last dimensions) from a float32 cache or tile, or
+ * from a bf16 one, widened exactly in registers: a bf16 cache gives the same bits as a float32
+ * cache holding the same (rounded) values. Macros, like DECODE_STORE8. A bf16 vector is widened by
+ * interleaving it with zeros (each value the high half of its float, little-endian): one vpermi2w
+ * with AVX-512, where GCC 12 splits __builtin_convertvector's zero extension into five operations. */
+typedef uint16_t decode_h8 __attribute__((vector_size(16)));
+typedef uint16_t decode_h8u __attribute__((vector_size(16), aligned(2)));
+#define DECODE_LOAD8_F32(p) (*(const decode_v8u *)(p))
+#define DECODE_LOAD8_BF16(p)                                                                                       \
+    ((decode_v8)__builtin_shufflevector((decode_h8){0}, (decode_h8)(*(const decode_h8u *)(p)), 0, 8, 0, 9, 0, 10, \
+                                        0, 11, 0, 12, 0, 13, 0, 14, 0, 15))
+#define DECODE_LOAD1_F32(p) (*(p))
+#define DECODE_LOAD1_BF16(p) gk_bf16_widen(*(p))
 
 /* The valid lanes of a block of 8 scores (n of them: a tile's last block may hold fewer keys). A
  * macro: a function taking a vector argument draws a note about its ABI from gcc. */
@@ -93,9 +120,9 @@ typedef float decode_v8u __attribute__((vector_size(32), aligned(4))); /* kt, S 
 /* Scores of NQ queries against the nk keys of a packed tile, NB blocks of 8 keys at a time (NQ x NB
  * chains): block b of the tile is at kt + b * bstride, laid out [hd][8]; query x's scores go to
  * S + x * DECODE_BK. The blocks past the last group of NB go one at a time. */
-#define DECODE_SCORES(NQ, NB)                                                                                     \
-    GK_VECTORIZED static void decode_scores_##NQ(float *restrict S, const float *const *qs,                      \
-                                                 const float *restrict kt, size_t bstride, int nk, int hd,        \
+#define DECODE_SCORES(NQ, NB, SUF, KT, LOAD8)                                                                     \
+    GK_VECTORIZED static void decode_scores_##NQ##SUF(float *restrict S, const float *const *qs,                 \
+                                                      const KT *restrict kt, size_t bstride, int nk, int hd,      \
                                                  float scale) {                                                   \
         const int nblk = (nk + 7) / 8;                                                                            \
         int b = 0;                                                                                                \
@@ -103,10 +130,10 @@ typedef float decode_v8u __attribute__((vector_size(32), aligned(4))); /* kt, S 
             decode_v8 acc[NQ][NB];                                                                                \
             for (int x = 0; x < NQ; x++)                                                                          \
                 for (int t = 0; t < NB; t++) acc[x][t] = (decode_v8){0, 0, 0, 0, 0, 0, 0, 0};                     \
-            const float *blk = kt + (size_t)b * bstride;                                                          \
+            const KT *blk = kt + (size_t)b * bstride;                                                             \
             for (int d = 0; d < hd; d++) {                                                                        \
                 decode_v8 k[NB];                                                                                  \
-                for (int t = 0; t < NB; t++) k[t] = *(const decode_v8u *)(blk + (size_t)t * bstride + d * 8);    \
+                for (int t = 0; t < NB; t++) k[t] = LOAD8(blk + (size_t)t * bstride + d * 8);                    \
                 for (int x = 0; x < NQ; x++) {                                                                    \
                     const decode_v8 qd = qs[x][d] - (decode_v8){0};                                               \
                     for (int t = 0; t < NB; t++) acc[x][t] += qd * k[t];                                          \
@@ -121,9 +148,9 @@ typedef float decode_v8u __attribute__((vector_size(32), aligned(4))); /* kt, S 
         for (int j = b * 8; j < nk; j += 8) {                                                                     \
             decode_v8 acc[NQ];                                                                                    \
             for (int x = 0; x < NQ; x++) acc[x] = (decode_v8){0, 0, 0, 0, 0, 0, 0, 0};                            \
-            const float *blk = kt + (size_t)(j / 8) * bstride;                                                    \
+            const KT *blk = kt + (size_t)(j / 8) * bstride;                                                       \
             for (int d = 0; d < hd; d++) {                                                                        \
-                const decode_v8 k = *(const decode_v8u *)(blk + d * 8);                                           \
+                const decode_v8 k = LOAD8(blk + d * 8);                                                           \
                 for (int x = 0; x < NQ; x++) {                                                                    \
                     const decode_v8 qd = qs[x][d] - (decode_v8){0};                                               \
                     acc[x] += qd * k;                                                                             \
@@ -137,8 +164,8 @@ typedef float decode_v8u __attribute__((vector_size(32), aligned(4))); /* kt, S 
 /* o_x += p_x v over the nk value rows (v rows ld apart) for NQ queries, NV vectors of dimensions at
  * a time (NQ x NV chains); p_x = S + x * DECODE_BK. Dimensions past the last group of NV vectors go
  * a vector at a time, then the rest padded to a vector. */
-#define DECODE_PV(NQ, NV)                                                                                         \
-    GK_VECTORIZED static void decode_pv_##NQ(float *const *os, const float *restrict S, const float *restrict v, \
+#define DECODE_PV(NQ, NV, SUF, VT, LOAD8, LOAD1)                                                                  \
+    GK_VECTORIZED static void decode_pv_##NQ##SUF(float *const *os, const float *restrict S, const VT *restrict v, \
                                              int nk, int ld, int hd) {                                            \
         int d0 = 0;                                                                                               \
         for (; d0 + 8 * NV <= hd; d0 += 8 * NV) {                                                                 \
@@ -146,9 +173,9 @@ typedef float decode_v8u __attribute__((vector_size(32), aligned(4))); /* kt, S 
             for (int x = 0; x < NQ; x++)                                                                          \
                 for (int t = 0; t < NV; t++) acc[x][t] = (decode_v8){0, 0, 0, 0, 0, 0, 0, 0};                     \
             for (int j = 0; j < nk; j++) {                                                                        \
-                const float *vj = v + (size_t)j * ld + d0;                                                        \
+                const VT *vj = v + (size_t)j * ld + d0;                                                           \
                 decode_v8 vv[NV];                                                                                 \
-                for (int t = 0; t < NV; t++) vv[t] = *(const decode_v8u *)(vj + 8 * t);                          \
+                for (int t = 0; t < NV; t++) vv[t] = LOAD8(vj + 8 * t);                                          \
                 for (int x = 0; x < NQ; x++) {                                                                    \
                     const decode_v8 p = S[(size_t)x * DECODE_BK + j] - (decode_v8){0};                            \
                     for (int t = 0; t < NV; t++) acc[x][t] += p * vv[t];                                          \
@@ -164,7 +191,7 @@ typedef float decode_v8u __attribute__((vector_size(32), aligned(4))); /* kt, S 
             decode_v8 acc[NQ];                                                                                    \
             for (int x = 0; x < NQ; x++) acc[x] = (decode_v8){0, 0, 0, 0, 0, 0, 0, 0};                            \
             for (int j = 0; j < nk; j++) {                                                                        \
-                const decode_v8 vv = *(const decode_v8u *)(v + (size_t)j * ld + d0);                              \
+                const decode_v8 vv = LOAD8(v + (size_t)j * ld + d0);                                              \
                 for (int x = 0; x < NQ; x++) {                                                                    \
                     const decode_v8 p = S[(size_t)x * DECODE_BK + j] - (decode_v8){0};                            \
                     acc[x] += p * vv;                                                                             \
@@ -182,7 +209,7 @@ typedef float decode_v8u __attribute__((vector_size(32), aligned(4))); /* kt, S 
             for (int x = 0; x < NQ; x++) acc[x] = (decode_v8){0, 0, 0, 0, 0, 0, 0, 0};                            \
             for (int j = 0; j < nk; j++) {                                                                        \
                 decode_v8 vv = {0, 0, 0, 0, 0, 0, 0, 0};                                                          \
-                for (int t = 0; t < rem; t++) vv[t] = v[(size_t)j * ld + d0 + t];                                 \
+                for (int t = 0; t < rem; t++) vv[t] = LOAD1(v + (size_t)j * ld + d0 + t);                         \
                 for (int x = 0; x < NQ; x++) {                                                                    \
                     const decode_v8 p = S[(size_t)x * DECODE_BK + j] - (decode_v8){0};                            \
                     acc[x] += p * vv;                                                                             \
@@ -195,14 +222,22 @@ typedef float decode_v8u __attribute__((vector_size(32), aligned(4))); /* kt, S 
 
 /* Chains per call: about eight, what two multiply-add units with a latency of four keep busy,
  * within AVX2's sixteen vector registers. */
-DECODE_SCORES(1, 8)
-DECODE_SCORES(2, 4)
-DECODE_SCORES(3, 2)
-DECODE_SCORES(4, 2)
-DECODE_PV(1, 4)
-DECODE_PV(2, 4)
-DECODE_PV(3, 2)
-DECODE_PV(4, 2)
+DECODE_SCORES(1, 8, , float, DECODE_LOAD8_F32)
+DECODE_SCORES(2, 4, , float, DECODE_LOAD8_F32)
+DECODE_SCORES(3, 2, , float, DECODE_LOAD8_F32)
+DECODE_SCORES(4, 2, , float, DECODE_LOAD8_F32)
+DECODE_SCORES(1, 8, _bf16, uint16_t, DECODE_LOAD8_BF16)
+DECODE_SCORES(2, 4, _bf16, uint16_t, DECODE_LOAD8_BF16)
+DECODE_SCORES(3, 2, _bf16, uint16_t, DECODE_LOAD8_BF16)
+DECODE_SCORES(4, 2, _bf16, uint16_t, DECODE_LOAD8_BF16)
+DECODE_PV(1, 4, , float, DECODE_LOAD8_F32, DECODE_LOAD1_F32)
+DECODE_PV(2, 4, , float, DECODE_LOAD8_F32, DECODE_LOAD1_F32)
+DECODE_PV(3, 2, , float, DECODE_LOAD8_F32, DECODE_LOAD1_F32)
+DECODE_PV(4, 2, , float, DECODE_LOAD8_F32, DECODE_LOAD1_F32)
+DECODE_PV(1, 4, _bf16, uint16_t, DECODE_LOAD8_BF16, DECODE_LOAD1_BF16)
+DECODE_PV(2, 4, _bf16, uint16_t, DECODE_LOAD8_BF16, DECODE_LOAD1_BF16)
+DECODE_PV(3, 2, _bf16, uint16_t, DECODE_LOAD8_BF16, DECODE_LOAD1_BF16)
+DECODE_PV(4, 2, _bf16, uint16_t, DECODE_LOAD8_BF16, DECODE_LOAD1_BF16)
 
 /* attention.c's exp_row with every key visible (sub is the row's maximum or above it). */
 GK_VECTORIZED
@@ -249,21 +284,32 @@ static void decode_softmax(float *restrict Oi, float *m, float *l, float *S, int
 }
 
 /* The update of nq queries (at most 4) with one packed key tile: their scores, each one's softmax,
- * their products. S holds 4 tile rows. */
+ * their products. S holds 4 tile rows. The tile's keys are bf16 when kbf, the values when vbf. */
 static void decode_update(int nq, float *const *Os, float *m, float *l, float *S, const float *const *qs,
-                          const float *kt, size_t bstride, const float *v, int nk, int ld, int hd, float scale) {
-    switch (nq) {
-    case 1: decode_scores_1(S, qs, kt, bstride, nk, hd, scale); break;
-    case 2: decode_scores_2(S, qs, kt, bstride, nk, hd, scale); break;
-    case 3: decode_scores_3(S, qs, kt, bstride, nk, hd, scale); break;
-    default: decode_scores_4(S, qs, kt, bstride, nk, hd, scale);
+                          const void *kt, int kbf, size_t bstride, const void *v, int vbf, int nk, int ld, int hd,
+                          float scale) {
+    const float *kf = kt, *vf = v;
+    const uint16_t *kh = kt, *vh = v;
+    switch (nq + 4 * kbf) {
+    case 1: decode_scores_1(S, qs, kf, bstride, nk, hd, scale); break;
+    case 2: decode_scores_2(S, qs, kf, bstride, nk, hd, scale); break;
+    case 3: decode_scores_3(S, qs, kf, bstride, nk, hd, scale); break;
+    case 4: decode_scores_4(S, qs, kf, bstride, nk, hd, scale); break;
+    case 5: decode_scores_1_bf16(S, qs, kh, bstride, nk, hd, scale); break;
+    case 6: decode_scores_2_bf16(S, qs, kh, bstride, nk, hd, scale); break;
+    case 7: decode_scores_3_bf16(S, qs, kh, bstride, nk, hd, scale); break;
+    default: decode_scores_4_bf16(S, qs, kh, bstride, nk, hd, scale);
     }
     for (int x = 0; x < nq; x++) decode_softmax(Os[x], m + x, l + x, S + (size_t)x * DECODE_BK, nk, hd);
-    switch (nq) {
-    case 1: decode_pv_1(Os, S, v, nk, ld, hd); break;
-    case 2: decode_pv_2(Os, S, v, nk, ld, hd); break;
-    case 3: decode_pv_3(Os, S, v, nk, ld, hd); break;
-    default: decode_pv_4(Os, S, v, nk, ld, hd);
+    switch (nq + 4 * vbf) {
+    case 1: decode_pv_1(Os, S, vf, nk, ld, hd); break;
+    case 2: decode_pv_2(Os, S, vf, nk, ld, hd); break;
+    case 3: decode_pv_3(Os, S, vf, nk, ld, hd); break;
+    case 4: decode_pv_4(Os, S, vf, nk, ld, hd); break;
+    case 5: decode_pv_1_bf16(Os, S, vh, nk, ld, hd); break;
+    case 6: decode_pv_2_bf16(Os, S, vh, nk, ld, hd); break;
+    case 7: decode_pv_3_bf16(Os, S, vh, nk, ld, hd); break;
+    default: decode_pv_4_bf16(Os, S, vh, nk, ld, hd);
     }
 }
 /* Workspace of decode_chunk for up to nq queries: S for four queries, kt, then O, m, l per query. */
@@ -277,13 +323,19 @@ static inline const float *decode_query(const float *q, int s0, int x, int group
     return q + (size_t)(s0 + x / group) * nh * hd + goff * group + (size_t)(x % group) * hd;
 }
 
+/* Element i of a cache or tile array of elements esz bytes wide (4: float32, 2: bf16). */
+static inline const void *decode_at(const void *p, size_t i, size_t esz) { return (const char *)p + i * esz; }
+
 /* The nk keys of kv head g (goff = g * hd) from key j0 of sequence s's cache, as blocks of 8
  * transposed keys: read from the cache's key tiles when the caller keeps them (blocks 8 * ld
- * apart), else transposed into kt (blocks 8 * hd apart). */
-static const float *decode_tile(float *kt, float *const *kc, float *const *kts, int s, int j0, int nk, size_t goff,
-                                int ld, int hd, int avx2) {
-    if (kts) return kts[s] + (size_t)j0 * ld + goff * 8;
-    decode_pack_keys(kt, kc[s] + goff + (size_t)j0 * ld, nk, ld, hd, avx2);
+ * apart; bf16 in a bf16 cache), else transposed into kt (blocks 8 * hd apart, float32). */
+static const void *decode_tile(float *kt, void *const *kc, void *const *kts, int s, int j0, int nk, size_t goff,
+                               int ld, int hd, int avx2, size_t esz) {
+    if (kts) return decode_at(kts[s], (size_t)j0 * ld + goff * 8, esz);
+    if (esz == 2)
+        decode_pack_keys_bf16(kt, (const uint16_t *)kc[s] + goff + (size_t)j0 * ld, nk, ld, hd);
+    else
+        decode_pack_keys(kt, (const float *)kc[s] + goff + (size_t)j0 * ld, nk, ld, hd, avx2);
     return kt;
 }
 
@@ -300,26 +352,28 @@ static const float *decode_tile(float *kt, float *const *kc, float *const *kts, 
 /* A prefetch into L1 (to_l1) or L2; the locality has to be a constant at each builtin. */
 #define DECODE_FETCH(p, to_l1) ((to_l1) ? __builtin_prefetch((p), 0, 3) : __builtin_prefetch((p), 0, 2))
 
-/* The nk keys (blocks of 8 bstride apart from k; none when k is NULL) and value rows (ld apart from
- * v) of one tile, into L1 or L2. */
-static inline __attribute__((always_inline)) void decode_prefetch_tile(const float *k, size_t bstride,
-                                                                       const float *v, int nk, int ld, int hd,
-                                                                       int to_l1) {
+/* The nk keys (blocks of 8 bstride elements apart from k; none when k is NULL) and value rows (ld
+ * apart from v) of one tile, into L1 or L2; elements of esz bytes, a line of 64 bytes a fetch. */
+static inline __attribute__((always_inline)) void decode_prefetch_tile(const char *k, size_t bstride,
+                                                                       const char *v, int nk, int ld, int hd,
+                                                                       size_t esz, int to_l1) {
+    const int line = (int)(64 / esz);
     for (int j = 0; j < nk; j++)
-        for (int d = 0; d < hd; d += 16) DECODE_FETCH(v + (size_t)j * ld + d, to_l1);
+        for (int d = 0; d < hd; d += line) DECODE_FETCH(v + ((size_t)j * ld + d) * esz, to_l1);
     for (int b = 0; k && b < (nk + 7) / 8; b++)
-        for (int d = 0; d < hd * 8; d += 16) DECODE_FETCH(k + (size_t)b * bstride + d, to_l1);
+        for (int d = 0; d < hd * 8; d += line) DECODE_FETCH(k + ((size_t)b * bstride + d) * esz, to_l1);
 }
 
 /* The tile about to be read (its nk keys at k, NULL when they are not read from the caches' tiles,
  * and its values at v) into L1, and the up to DECODE_BK keys after it (rest of them left in the
  * sequence) into L2. */
-static inline __attribute__((always_inline)) void decode_prefetch(const float *k, size_t bstride, const float *v,
-                                                                  int nk, int rest, int ld, int hd) {
-    decode_prefetch_tile(k, bstride, v, nk, ld, hd, 1);
+static inline __attribute__((always_inline)) void decode_prefetch(const void *k, size_t bstride, const void *v,
+                                                                  int nk, int rest, int ld, int hd, size_t esz) {
+    const char *kb = k, *vb = v;
+    decode_prefetch_tile(kb, bstride, vb, nk, ld, hd, esz, 1);
     if (rest > 0)
-        decode_prefetch_tile(k ? k + (size_t)DECODE_BK / 8 * bstride : NULL, bstride, v + (size_t)DECODE_BK * ld,
-                             rest < DECODE_BK ? rest : DECODE_BK, ld, hd, 0);
+        decode_prefetch_tile(kb ? kb + (size_t)DECODE_BK / 8 * bstride * esz : NULL, bstride,
+                             vb + (size_t)DECODE_BK * ld * esz, rest < DECODE_BK ? rest : DECODE_BK, ld, hd, esz, 0);
 }
 
 /* The group heads of kv head g of sequences s0..s1-1 (a chunk) over their caches, the first
@@ -330,10 +384,11 @@ static inline __attribute__((always_inline)) void decode_prefetch(const float *k
  * tile products computed in place instead of through packed SGEMM panels (which cost more than the
  * products for one row). Each query sees the same operations in the same order as it would alone,
  * so the same bits whatever the chunk. ws holds decode_ws_floats(hd, (s1 - s0) * group). */
-static void decode_chunk(float *out, const float *q, float *const *kc, float *const *vc, float *const *kts,
+static void decode_chunk(float *out, const float *q, void *const *kc, void *const *vc, void *const *kts,
                          const int32_t *lens, int s0, int s1, int shared, int g, int nh, int ld, int hd, int group,
-                         float scale, int avx2, float *ws) {
-    const int nq = (s1 - s0) * group;
+                         float scale, int avx2, int bf, float *ws) {
+    const int nq = (s1 - s0) * group, kbf = bf && kts;
+    const size_t esz = bf ? 2 : 4;
     const size_t goff = (size_t)g * hd, bstride = kts ? 8 * (size_t)ld : 8 * (size_t)hd;
     float *S = ws, *kt = S + 4 * DECODE_BK, *O = kt + (size_t)DECODE_BK * hd;
     float *m = O + (size_t)nq * hd, *l = m + nq;
@@ -342,13 +397,13 @@ static void decode_chunk(float *out, const float *q, float *const *kc, float *co
     const float *qs[4];
     float *Os[4];
     for (int j0 = 0; j0 < shared; j0 += DECODE_BK) {
-        const float *kj = decode_tile(kt, kc, kts, s0, j0, DECODE_BK, goff, ld, hd, avx2);
-        const float *v = vc[s0] + goff + (size_t)j0 * ld;
+        const void *kj = decode_tile(kt, kc, kts, s0, j0, DECODE_BK, goff, ld, hd, avx2, esz);
+        const void *v = decode_at(vc[s0], goff + (size_t)j0 * ld, esz);
         for (int x = 0; x < nq; x += 4) {
             const int n = nq - x < 4 ? nq - x : 4;
             for (int y = 0; y < n; y++)
                 qs[y] = decode_query(q, s0, x + y, group, goff, nh, hd), Os[y] = O + (size_t)(x + y) * hd;
-            decode_update(n, Os, m + x, l + x, S, qs, kj, bstride, v, DECODE_BK, ld, hd, scale);
+            decode_update(n, Os, m + x, l + x, S, qs, kj, kbf, bstride, v, bf, DECODE_BK, ld, hd, scale);
         }
     }
     for (int s = s0; s < s1; s++) {
@@ -356,13 +411,13 @@ static void decode_chunk(float *out, const float *q, float *const *kc, float *co
         const float *qg = q + (size_t)s * nh * hd + goff * group;
         for (int j0 = shared; j0 < len; j0 += DECODE_BK) {
             const int nk = len - j0 < DECODE_BK ? len - j0 : DECODE_BK;
-            const float *kj = decode_tile(kt, kc, kts, s, j0, nk, goff, ld, hd, avx2);
-            const float *v = vc[s] + goff + (size_t)j0 * ld;
-            decode_prefetch(kts ? kj : NULL, bstride, v, nk, len - j0 - nk, ld, hd);
+            const void *kj = decode_tile(kt, kc, kts, s, j0, nk, goff, ld, hd, avx2, esz);
+            const void *v = decode_at(vc[s], goff + (size_t)j0 * ld, esz);
+            decode_prefetch(kts ? kj : NULL, bstride, v, nk, len - j0 - nk, ld, hd, esz);
             for (int i = 0; i < group; i += 4) {
                 const int n = group - i < 4 ? group - i : 4;
                 for (int y = 0; y < n; y++) qs[y] = qg + (size_t)(i + y) * hd, Os[y] = O + (size_t)(x0 + i + y) * hd;
-                decode_update(n, Os, m + x0 + i, l + x0 + i, S, qs, kj, bstride, v, nk, ld, hd, scale);
+                decode_update(n, Os, m + x0 + i, l + x0 + i, S, qs, kj, kbf, bstride, v, bf, nk, ld, hd, scale);
             }
         }
         float *og = out + (size_t)s * nh * hd + goff * group;
@@ -400,12 +455,22 @@ void gk_pack_key_tiles(float *tiles, const float *keys, int from, int to, int ld
     for (int p = from; p < to; p++) decode_tile_row(tiles, keys + (size_t)p * ld, (size_t)p, ld);
 }
 
+/* decode_tile_row and gk_pack_key_tiles for bf16 keys and tiles. */
+static inline void decode_tile_row_bf16(uint16_t *restrict tiles, const uint16_t *restrict row, size_t p, int ld) {
+    uint16_t *blk = tiles + p / 8 * 8 * (size_t)ld + p % 8;
+    for (int i = 0; i < ld; i++) blk[(size_t)i * 8] = row[i];
+}
+
+void gk_pack_key_tiles_bf16(uint16_t *tiles, const uint16_t *keys, int from, int to, int ld) {
+    for (int p = from; p < to; p++) decode_tile_row_bf16(tiles, keys + (size_t)p * ld, (size_t)p, ld);
+}
+
 /* gk_attention_decode's work: the new rows into the caches, then the (chunk, kv head) units, shared
  * out among the threads of the region that calls it (or all done on the calling thread outside one). */
-static void decode_team(float *out, const float *q, const float *k_new, const float *v_new, float *const *k_caches,
-                        float *const *v_caches, float *const *k_tiles, const int32_t *kv_lens, const int *starts,
+static void decode_team(float *out, const float *q, const float *k_new, const float *v_new, void *const *k_caches,
+                        void *const *v_caches, void *const *k_tiles, const int32_t *kv_lens, const int *starts,
                         const int *tiles, long units, int max_r, int nseq, int nh, int nkv, int hd, float scale,
-                        int avx2) {
+                        int avx2, int bf) {
     const int group = nh / nkv, ld = nkv * hd;
     const size_t fast = decode_ws_floats(hd, max_r * group), fallback = gk_attention_head_ws_floats(hd);
     /* Kept per thread between steps, 64-byte aligned (the fallback packs tiles for the microkernel). */
@@ -416,9 +481,18 @@ static void decode_team(float *out, const float *q, const float *k_new, const fl
 #pragma omp for schedule(static)
         for (int s = 0; s < nseq; s++) {
             const size_t last = (size_t)(kv_lens[s] - 1) * ld, row = (size_t)s * ld;
-            if (k_new) memcpy(k_caches[s] + last, k_new + row, sizeof(float) * ld);
+            if (bf) { /* rounded to bf16 (nearest even) as they are stored */
+                uint16_t *kr = (uint16_t *)k_caches[s] + last, *vr = (uint16_t *)v_caches[s] + last;
+                if (k_new)
+                    for (int i = 0; i < ld; i++) kr[i] = gk_bf16_round(k_new[row + i]);
+                if (k_new && k_tiles) decode_tile_row_bf16(k_tiles[s], kr, (size_t)kv_lens[s] - 1, ld);
+                if (v_new)
+                    for (int i = 0; i < ld; i++) vr[i] = gk_bf16_round(v_new[row + i]);
+                continue;
+            }
+            if (k_new) memcpy((float *)k_caches[s] + last, k_new + row, sizeof(float) * ld);
             if (k_new && k_tiles) decode_tile_row(k_tiles[s], k_new + row, (size_t)kv_lens[s] - 1, ld);
-            if (v_new) memcpy(v_caches[s] + last, v_new + row, sizeof(float) * ld);
+            if (v_new) memcpy((float *)v_caches[s] + last, v_new + row, sizeof(float) * ld);
         }
     }
     /* A thread takes every kv head of a chunk in turn when there are chunks enough to share out
@@ -433,13 +507,15 @@ static void decode_team(float *out, const float *q, const float *k_new, const fl
             gk_set_error("attention decode: out of memory");
         else if (hd <= DECODE_KC)
             decode_chunk(out, q, k_caches, v_caches, k_tiles, kv_lens, s0, s1, tiles[c], g, nh, ld, hd, group, scale, avx2,
-                         ws);
+                         bf, ws);
+        else if (bf)
+            gk_set_error("attention decode: a bf16 cache with a head dim over 384");
         else
             for (int s = s0; s < s1; s++) {
                 const size_t qs = (size_t)s * nh * hd;
                 for (int h = g * group; h < (g + 1) * group; h++)
-                    gk_attention_forward_head(out + qs, q + qs, k_caches[s], v_caches[s], 1, kv_lens[s], nh, nkv, hd,
-                                              scale, h, ws);
+                    gk_attention_forward_head(out + qs, q + qs, (const float *)k_caches[s], (const float *)v_caches[s], 1,
+                                              kv_lens[s], nh, nkv, hd, scale, h, ws);
             }
     }
 }
@@ -467,8 +543,8 @@ static int decode_avx2(void) {
 }
 
 void gk_attention_decode(float *out, const float *q, const float *k_new, const float *v_new,
-                         float *const *k_caches, float *const *v_caches, float *const *k_tiles, const int32_t *kv_lens,
-                         const int32_t *shared, int nseq, int nh, int nkv, int hd, float scale) {
+                         void *const *k_caches, void *const *v_caches, void *const *k_tiles, const int32_t *kv_lens,
+                         const int32_t *shared, int nseq, int nh, int nkv, int hd, float scale, int kv_dt) {
     if (nseq <= 0) return;
     const int avx2 = decode_avx2(), threads = gk_threads();
     int *starts = malloc(sizeof(int) * (2 * (size_t)nseq + 1)), *tiles = starts + nseq + 1, max_r;
@@ -480,20 +556,20 @@ void gk_attention_decode(float *out, const float *q, const float *k_new, const f
     for (int s = 0; s < nseq; s++) work += 2L * kv_lens[s] * nh * hd;
     const int nthreads = work < GK_SERIAL_WORK ? 1 : units < threads ? (int)units : threads;
     GK_PARALLEL(nthreads, decode_team(out, q, k_new, v_new, k_caches, v_caches, k_tiles, kv_lens, starts, tiles, units,
-                                      max_r, nseq, nh, nkv, hd, scale, avx2));
+                                      max_r, nseq, nh, nkv, hd, scale, avx2, kv_dt == GK_BF16));
     free(starts);
 }
 
 /* gk_attention_decode's work shared out among the threads of the region that calls it (each
  * thread calls it; decode_layer.c): the same units and the same bits. Ends at a barrier. */
 void gk_attention_decode_team(float *out, const float *q, const float *k_new, const float *v_new,
-                              float *const *k_caches, float *const *v_caches, float *const *k_tiles,
+                              void *const *k_caches, void *const *v_caches, void *const *k_tiles,
                               const int32_t *kv_lens, const int32_t *shared, int nseq, int nh, int nkv, int hd,
-                              float scale) {
+                              float scale, int kv_dt) {
     if (nseq <= 0) return;
     int starts[2 * nseq + 1], max_r; /* a decode layer's rows: one MC block, a few hundred at most */
     long units;
     decode_plan(starts, &max_r, &units, shared, nseq, nkv, hd);
     decode_team(out, q, k_new, v_new, k_caches, v_caches, k_tiles, kv_lens, starts, starts + nseq + 1, units, max_r,
-                nseq, nh, nkv, hd, scale, decode_avx2());
+                nseq, nh, nkv, hd, scale, decode_avx2(), kv_dt == GK_BF16);
 }

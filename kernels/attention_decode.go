@@ -32,6 +32,10 @@ import (
 // cache's capacity) with rows 0..kvLens[s]-2 in them: where DecodeKeyTiles, the kernel reads the
 // keys from there instead of transposing each tile of the cache every step, and writes kNew's rows
 // into them as well. Tiles that do not hold the cache's rows give wrong attention.
+//
+// The caches (and tiles) are all float32 or, on the CPU backend, all bfloat16: kNew and vNew are
+// then rounded to bfloat16 (nearest even) as they are stored, and the cached values are widened
+// exactly as they are read, so the result has the bits of float32 caches holding the rounded values.
 func AttentionDecode(out, q, kNew, vNew Buf, kCaches, vCaches, kTiles []Buf, kvLens, shared []int32, nh, nkv, hd int, scale float32) {
 	const op = "AttentionDecode"
 	nseq := len(kvLens)
@@ -51,18 +55,18 @@ func AttentionDecode(out, q, kNew, vNew Buf, kCaches, vCaches, kTiles []Buf, kvL
 		attentionDecodeDevice(out, q, kNew, vNew, kCaches, vCaches, kTiles, kvLens, nh, nkv, hd, scale)
 		return
 	}
-	ptrs := decodeCachePtrs(op, kCaches, vCaches, kTiles, kvLens, shared, nkv, hd)
+	ptrs, dt := decodeCachePtrs(op, kCaches, vCaches, kTiles, kvLens, shared, nkv, hd)
 	var sharedPtr *C.int32_t
 	if shared != nil {
 		sharedPtr = (*C.int32_t)(unsafe.Pointer(&shared[0]))
 	}
-	var tilesPtr **C.float
+	var tilesPtr *unsafe.Pointer
 	if kTiles != nil {
-		tilesPtr = (**C.float)(unsafe.Pointer(&ptrs[2*nseq]))
+		tilesPtr = &ptrs[2*nseq]
 	}
-	cp := (**C.float)(unsafe.Pointer(&ptrs[0]))
-	C.gk_attention_decode(fp(out), fp(q), fp(kNew), fp(vNew), cp, (**C.float)(unsafe.Pointer(&ptrs[nseq])), tilesPtr,
-		(*C.int32_t)(unsafe.Pointer(&kvLens[0])), sharedPtr, C.int(nseq), C.int(nh), C.int(nkv), C.int(hd), C.float(scale))
+	C.gk_attention_decode(fp(out), fp(q), fp(kNew), fp(vNew), &ptrs[0], &ptrs[nseq], tilesPtr,
+		(*C.int32_t)(unsafe.Pointer(&kvLens[0])), sharedPtr, C.int(nseq), C.int(nh), C.int(nkv), C.int(hd), C.float(scale),
+		gkDType(op, "kCaches", Buf{dt: dt}))
 }
 
 // attentionDecodeDevice is AttentionDecode on a Device: no key tiles (DecodeKeyTiles is false
@@ -94,8 +98,9 @@ func KeyTileFloats(capacity, kvDim int) int { return (capacity + 7) / 8 * 8 * kv
 func DecodeKeyTiles() bool { return decodeKeyTiles && dev == nil }
 
 // PackKeyTiles writes rows from..to-1 of a cache's keys ([capacity, kvDim]) into its key tiles
-// (KeyTileFloats(capacity, kvDim)): blocks of 8 rows, each transposed to [kvDim][8], so
-// tiles[p/8][i][p%8] = keys[p][i]. A cache's tiles must hold every row AttentionDecode reads.
+// (KeyTileFloats(capacity, kvDim) elements, of the keys' type: float32 or bfloat16): blocks of 8
+// rows, each transposed to [kvDim][8], so tiles[p/8][i][p%8] = keys[p][i]. A cache's tiles must
+// hold every row AttentionDecode reads.
 func PackKeyTiles(tiles, keys Buf, from, to, kvDim int) {
 	const op = "PackKeyTiles"
 	if from < 0 || to < from || kvDim <= 0 {
@@ -104,19 +109,28 @@ func PackKeyTiles(tiles, keys Buf, from, to, kvDim int) {
 	if to == from {
 		return
 	}
-	need(op, "keys", keys, to*kvDim, F32)
-	need(op, "tiles", tiles, KeyTileFloats(to, kvDim), F32)
+	dt := keys.dt
+	if dt != BF16 {
+		dt = F32
+	}
+	need(op, "keys", keys, to*kvDim, dt)
+	need(op, "tiles", tiles, KeyTileFloats(to, kvDim), dt)
 	cpuOnly("PackKeyTiles")
+	if dt == BF16 {
+		C.gk_pack_key_tiles_bf16((*C.uint16_t)(tiles.p), (*C.uint16_t)(keys.p), C.int(from), C.int(to), C.int(kvDim))
+		return
+	}
 	C.gk_pack_key_tiles(fp(tiles), fp(keys), C.int(from), C.int(to), C.int(kvDim))
 }
 
-// fits reports whether b is a float32 buffer of at least n elements (need, without building the
+// fits reports whether b is a buffer of type dt of at least n elements (need, without building the
 // argument's name, for checks inside loops).
-func fits(b Buf, n int) bool { return !b.IsNil() && b.dt == F32 && b.n >= n }
+func fits(b Buf, n int, dt DType) bool { return !b.IsNil() && b.dt == dt && b.n >= n }
 
-// decodeCachePtrs checks AttentionDecode's cache arguments and returns the caches' pointers: the
-// key caches, the value caches, then the key tiles (nil entries without them).
-func decodeCachePtrs(op string, kCaches, vCaches, kTiles []Buf, kvLens, shared []int32, nkv, hd int) []unsafe.Pointer {
+// decodeCachePtrs checks AttentionDecode's cache arguments and returns the caches' pointers (the
+// key caches, the value caches, then the key tiles: nil entries without them) and their element
+// type, float32 or (on the CPU) bfloat16, the same for all of them.
+func decodeCachePtrs(op string, kCaches, vCaches, kTiles []Buf, kvLens, shared []int32, nkv, hd int) ([]unsafe.Pointer, DType) {
 	nseq := len(kvLens)
 	if len(kCaches) != nseq || len(vCaches) != nseq || (kTiles != nil && len(kTiles) != nseq) {
 		panic(fmt.Sprintf("kernels: %s: %d key caches, %d value caches and %d key tiles for %d sequences", op,
@@ -125,18 +139,23 @@ func decodeCachePtrs(op string, kCaches, vCaches, kTiles []Buf, kvLens, shared [
 	// The pointer arrays hold C pointers only, so Go memory may carry them (cgo's rules forbid Go
 	// pointers inside memory passed to C, not C pointers).
 	ptrs := make([]unsafe.Pointer, 3*nseq)
+	dt := F32
+	if nseq > 0 && kCaches[0].dt == BF16 {
+		dt = BF16
+		cpuOnly(op + " over bfloat16 caches")
+	}
 	for s, n := range kvLens {
 		if n < 1 || n > 1<<31-1 {
 			panic(fmt.Sprintf("kernels: %s: sequence %d has %d keys, want ≥ 1", op, s, n))
 		}
-		if want := int(n) * nkv * hd; !fits(kCaches[s], want) || !fits(vCaches[s], want) {
-			need(op, fmt.Sprintf("kCaches[%d]", s), kCaches[s], want, F32)
-			need(op, fmt.Sprintf("vCaches[%d]", s), vCaches[s], want, F32)
+		if want := int(n) * nkv * hd; !fits(kCaches[s], want, dt) || !fits(vCaches[s], want, dt) {
+			need(op, fmt.Sprintf("kCaches[%d]", s), kCaches[s], want, dt)
+			need(op, fmt.Sprintf("vCaches[%d]", s), vCaches[s], want, dt)
 		}
 		ptrs[s], ptrs[nseq+s] = kCaches[s].p, vCaches[s].p
 		if kTiles != nil {
-			if want := KeyTileFloats(int(n), nkv*hd); !fits(kTiles[s], want) {
-				need(op, fmt.Sprintf("kTiles[%d]", s), kTiles[s], want, F32)
+			if want := KeyTileFloats(int(n), nkv*hd); !fits(kTiles[s], want, dt) {
+				need(op, fmt.Sprintf("kTiles[%d]", s), kTiles[s], want, dt)
 			}
 			ptrs[2*nseq+s] = kTiles[s].p
 		}
@@ -154,5 +173,5 @@ func decodeCachePtrs(op string, kCaches, vCaches, kTiles []Buf, kvLens, shared [
 			}
 		}
 	}
-	return ptrs
+	return ptrs, dt
 }

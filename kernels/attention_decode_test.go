@@ -297,17 +297,23 @@ func benchmarkDecodeShared(b *testing.B, nseq, group, pre, own int) {
 // BenchmarkAttentionDecodeCold: a decode step's attention as a model runs it, with the caches
 // coming from memory — 64 sequences, each its own keys (no shared prefix), key tiles; the caches of
 // several layers in turn and a 32 MB copy between calls (the weights a step streams between two
-// layers' attention). small's heads at 97 and 400 keys, tiny's at 1,100 (a rollout's context).
-// Reports µs a call (one layer).
+// layers' attention). small's heads at 97 and 400 keys, tiny's at 1,100 (a rollout's context);
+// float32 caches and bf16 ones (a bf16 model's). Reports µs a call (one layer).
 func BenchmarkAttentionDecodeCold(b *testing.B) {
 	for _, sc := range []struct{ nh, nkv, hd, keys, layers int }{{8, 4, 64, 97, 8}, {8, 4, 64, 400, 4}, {4, 2, 32, 1100, 4}} {
-		b.Run(fmt.Sprintf("heads%dx%d-kv%d-keys%d", sc.nh, sc.hd, sc.nkv, sc.keys), func(b *testing.B) {
-			benchmarkDecodeCold(b, sc.nh, sc.nkv, sc.hd, sc.keys, sc.layers)
-		})
+		for _, bf := range []bool{false, true} {
+			name := fmt.Sprintf("heads%dx%d-kv%d-keys%d", sc.nh, sc.hd, sc.nkv, sc.keys)
+			if bf {
+				name += "-bf16"
+			}
+			b.Run(name, func(b *testing.B) {
+				benchmarkDecodeCold(b, sc.nh, sc.nkv, sc.hd, sc.keys, sc.layers, bf)
+			})
+		}
 	}
 }
 
-func benchmarkDecodeCold(b *testing.B, nh, nkv, hd, keys, layers int) {
+func benchmarkDecodeCold(b *testing.B, nh, nkv, hd, keys, layers int, bf bool) {
 	const nseq = 64
 	r := rand.New(rand.NewPCG(1, 1))
 	kvRow, qRow := nkv*hd, nh*hd
@@ -325,6 +331,10 @@ func benchmarkDecodeCold(b *testing.B, nh, nkv, hd, keys, layers int) {
 		for s := range nseq {
 			cs[l].k[s], cs[l].v[s] = buf(b, randn(r, keys*kvRow, 1)), buf(b, randn(r, keys*kvRow, 1))
 			cs[l].tiles[s] = zeros(b, KeyTileFloats(keys, kvRow))
+			if bf {
+				cs[l].k[s], cs[l].v[s] = bufBF16(b, randn(r, keys*kvRow, 1)), bufBF16(b, randn(r, keys*kvRow, 1))
+				cs[l].tiles[s] = bufBF16(b, make([]float64, KeyTileFloats(keys, kvRow)))
+			}
 			PackKeyTiles(cs[l].tiles[s], cs[l].k[s], 0, keys-1, kvRow)
 		}
 	}

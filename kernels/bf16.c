@@ -33,6 +33,18 @@ void gk_bf16_to_f32(float *dst, const uint16_t *src, size_t n) {
     });
 }
 
+GK_VECTORIZED static void round_f32_range(float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) x[i] = gk_bf16_widen(gk_bf16_round(x[i]));
+}
+
+void gk_bf16_round_f32(float *x, size_t n) {
+    const size_t pieces = (n + CONVERT_PIECE - 1) / CONVERT_PIECE;
+    GK_PARALLEL_FOR(gk_threads_if(pieces >= 4), for (size_t p = 0; p < pieces; p++) {
+        const size_t at = p * CONVERT_PIECE;
+        round_f32_range(x + at, n - at < CONVERT_PIECE ? n - at : CONVERT_PIECE);
+    });
+}
+
 /* gk_linear_forward_bf16 and gk_linear_backward_bf16 with x stored as bf16 (a trainer's saved
  * activation): the same products, and the same bits as an fp32 x holding these values, since the
  * GEMM rounds an fp32 operand to exactly these bf16 values as it packs it. */

@@ -68,6 +68,15 @@ func ToBF16(dst, src Buf, n int) {
 	C.gk_bf16_from_f32((*C.uint16_t)(dst.p), fp(src), C.size_t(n))
 }
 
+// RoundBF16 rounds x's first n float32 values to the nearest bfloat16 (ties to even, NaN stays
+// NaN) in place, as float32: what a bfloat16 cache holds of them (CPU only).
+func RoundBF16(x Buf, n int) {
+	dims("RoundBF16", "n", n)
+	need("RoundBF16", "x", x, n, F32)
+	cpuOnly("RoundBF16")
+	C.gk_bf16_round_f32(fp(x), C.size_t(n))
+}
+
 // FromBF16 widens src's first n bfloat16 values into dst (exact).
 func FromBF16(dst, src Buf, n int) {
 	dims("FromBF16", "n", n)

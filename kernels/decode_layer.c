@@ -16,9 +16,9 @@ void gk_bf16_decode_products_team(int n, float *const *ys, const float *A, const
                                   const float *const *bs, int T, int in, const int *outs);
 void gk_bf16_decode_products_cols(int n, const int *outs, int i, int *c0, int *c1);
 void gk_attention_decode_team(float *out, const float *q, const float *k_new, const float *v_new,
-                              float *const *k_caches, float *const *v_caches, float *const *k_tiles,
+                              void *const *k_caches, void *const *v_caches, void *const *k_tiles,
                               const int32_t *kv_lens, const int32_t *shared, int nseq, int nh, int nkv, int hd,
-                              float scale);
+                              float scale, int kv_dt);
 
 /* y[t][c0:c1] += x[t][c0:c1] over T rows of ld floats: gk_add's sums. */
 static void add_cols(float *y, const float *x, int T, int ld, int c0, int c1) {
@@ -52,7 +52,7 @@ static void layer_team(const gk_decode_layer_args *a) {
     }
     /* The new keys and values into the caches, attention (ends at a barrier). */
     gk_attention_decode_team(a->att, a->q, a->k, a->v, a->k_caches, a->v_caches, a->k_tiles, a->kv_lens, a->shared, T,
-                             nh, nkv, hd, a->scale);
+                             nh, nkv, hd, a->scale, a->kv_dt);
     /* o, and the residual over this thread's columns. */
     {
         float *const ys[1] = {a->mid};

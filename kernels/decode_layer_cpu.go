@@ -14,7 +14,8 @@ import (
 
 // DecodeLayerBF16 runs l in one OpenMP region: RMSNorm, the q, k and v products (bf16), q_norm
 // and k_norm, RoPE, the new keys and values into the caches, AttentionDecode, o, the residual,
-// RMSNorm, gate and up, SwiGLU, down, the residual. The same bits as those operations one by one
+// RMSNorm, gate and up, SwiGLU, down, the residual (over float32 or bfloat16 caches, as
+// AttentionDecode takes them). The same bits as those operations one by one
 // (with LinearForwardBF16PackedMulti for q, k, v and for gate, up). It reports false, having done
 // nothing, when the packed weights do not suit this kernel or T exceeds one block of rows; the
 // caller then runs the operations one by one.
@@ -50,7 +51,7 @@ func DecodeLayerBF16(l *DecodeLayer) bool {
 	for _, w := range []Buf{l.WQ, l.WK, l.WV, l.WO, l.WGate, l.WUp, l.WDown} {
 		need(op, "packed weight", w, 16, F32) // the header; the sizes are checked in C
 	}
-	ptrs := decodeCachePtrs(op, l.KCaches, l.VCaches, l.KTiles, l.KVLens, l.Shared, l.NKV, l.HD)
+	ptrs, dt := decodeCachePtrs(op, l.KCaches, l.VCaches, l.KTiles, l.KVLens, l.Shared, l.NKV, l.HD)
 	// The arguments' struct is Go memory holding Go pointers (the pointer arrays): pinned for the call.
 	var pin runtime.Pinner
 	defer pin.Unpin()
@@ -65,11 +66,11 @@ func DecodeLayerBF16(l *DecodeLayer) bool {
 		bq: fp(l.BQ), bk: fp(l.BK), bv: fp(l.BV), bo: fp(l.BO),
 		wq: (*C.uint32_t)(l.WQ.p), wk: (*C.uint32_t)(l.WK.p), wv: (*C.uint32_t)(l.WV.p), wo: (*C.uint32_t)(l.WO.p),
 		wgate: (*C.uint32_t)(l.WGate.p), wup: (*C.uint32_t)(l.WUp.p), wdown: (*C.uint32_t)(l.WDown.p),
-		k_caches: (**C.float)(unsafe.Pointer(&ptrs[0])), v_caches: (**C.float)(unsafe.Pointer(&ptrs[T])),
-		kv_lens: (*C.int32_t)(unsafe.Pointer(&l.KVLens[0])),
+		k_caches: &ptrs[0], v_caches: &ptrs[T],
+		kv_lens: (*C.int32_t)(unsafe.Pointer(&l.KVLens[0])), kv_dt: gkDType(op, "KCaches", Buf{dt: dt}),
 	}
 	if l.KTiles != nil {
-		a.k_tiles = (**C.float)(unsafe.Pointer(&ptrs[2*T]))
+		a.k_tiles = &ptrs[2*T]
 	}
 	if l.Shared != nil {
 		pin.Pin(&l.Shared[0])

@@ -106,14 +106,18 @@ void gk_attention_backward(float *dq, float *dk, float *dv, const float *dout, c
  * (shared[0] is ignored): the CPU reads such rows once for a run of sequences; the result is the
  * same. k_tiles (a host array, or NULL) gives each cache's key tiles (gk_pack_key_tiles' layout,
  * holding rows 0..kv_lens[s]-2): the CPU reads the keys from them instead of transposing the
- * cache's rows, and writes k_new into them too; ROCm ignores them. */
+ * cache's rows, and writes k_new into them too; ROCm ignores them. kv_dt (CPU) is GK_F32 or GK_BF16:
+ * the element type of every cache and tile array (k_new and v_new are rounded to bf16, nearest even,
+ * as they are stored; the values are widened exactly as they are read, so the result is that of
+ * float32 caches holding the rounded values). */
 void gk_attention_decode(float *out, const float *q, const float *k_new, const float *v_new,
-                         float *const *k_caches, float *const *v_caches, float *const *k_tiles,
+                         void *const *k_caches, void *const *v_caches, void *const *k_tiles,
                          const int32_t *kv_lens, const int32_t *shared, int nseq, int nh, int nkv, int hd,
-                         float scale);
+                         float scale, int kv_dt);
 /* Rows from..to-1 of a cache's keys ([capacity, ld]) into its key tiles: blocks of 8 rows,
- * transposed, tiles[p / 8][i][p % 8] = keys[p][i] (attention_decode.c). */
+ * transposed, tiles[p / 8][i][p % 8] = keys[p][i] (attention_decode.c); and for bf16 keys and tiles. */
 void gk_pack_key_tiles(float *tiles, const float *keys, int from, int to, int ld);
+void gk_pack_key_tiles_bf16(uint16_t *tiles, const uint16_t *keys, int from, int to, int ld);
 
 /* ---- activations (swiglu.c) -------------------------------------------------------------- */
 /* out = silu(gate) * up, elementwise over n. */
@@ -153,6 +157,8 @@ enum { GK_F32 = 0, GK_BF16 = 1 };
  * (exact). */
 void gk_bf16_from_f32(uint16_t *dst, const float *src, size_t n);
 void gk_bf16_to_f32(float *dst, const uint16_t *src, size_t n);
+/* x[i] = x[i] rounded to the nearest bf16 (ties to even) and widened back: in place. */
+void gk_bf16_round_f32(float *x, size_t n);
 /* C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C in bf16 arithmetic: every element of A and B
  * (each stored as GK_F32 or GK_BF16, by a_dt and b_dt) rounded to bf16, products summed in fp32;
  * C is GK_F32 or GK_BF16 (c_dt; a bf16 C is rounded once, at the end). The same bits for any thread
@@ -191,8 +197,9 @@ typedef struct {
     float *x, *mid, *q, *k, *v, *q_raw, *k_raw, *att, *gate, *up;
     const float *rope, *in_norm, *post_norm, *q_norm, *k_norm, *bq, *bk, *bv, *bo;
     const uint32_t *wq, *wk, *wv, *wo, *wgate, *wup, *wdown;
-    float *const *k_caches, *const *v_caches, *const *k_tiles;
+    void *const *k_caches, *const *v_caches, *const *k_tiles;
     const int32_t *kv_lens, *shared;
+    int kv_dt; /* the caches' element type: GK_F32 or GK_BF16 (gk_attention_decode) */
 } gk_decode_layer_args;
 int gk_decode_layer_bf16(const gk_decode_layer_args *a);
 /* The name of the bf16 GEMM kernel in use ("bf16-avx512", or "f32-" and an SGEMM kernel's name). */

@@ -72,9 +72,10 @@ func TestBF16SavedOperandsSameBits(t *testing.T) {
 
 // The measurement behind keeping the attention output in fp32: stored in bf16 it leaves the
 // forward's bits (o_proj rounds it anyway) but moves the gradients, since the attention backward's
-// D = rowsum(dout·out) reads the rounded out. Each gradient tensor stays within 3 u (u = 2^-8)
-// relative L2 of the run that keeps it in fp32 (measured: up to 2.6 u, on q/k projections and
-// biases, about the whole bf16-vs-fp32 error of those tensors), and is not exactly equal.
+// D = rowsum(dout·out) reads the rounded out. Each gradient tensor stays within 4 u (u = 2^-8)
+// relative L2 of the run that keeps it in fp32 (measured: up to 3.2 u, on q/k projections and
+// biases, about the whole bf16-vs-fp32 error of those tensors; 2.6 u before the keys and values
+// were rounded to bf16), and is not exactly equal.
 func TestBF16SavedAttentionWithinBound(t *testing.T) {
 	for name, c := range savedConfigs() {
 		b := randomBatch(c, 2, 16, 13)
@@ -90,8 +91,8 @@ func TestBF16SavedAttentionWithinBound(t *testing.T) {
 		for _, ts := range ref.Grads.Tensors {
 			e := relL2(g[ts.Offset:ts.Offset+ts.Size], want[ts.Offset:ts.Offset+ts.Size])
 			worst = max(worst, e)
-			if e > 3*bf16U {
-				t.Errorf("%s: gradient of %s: relative error %.3g u, bound 3 u", name, ts.Name, e/bf16U)
+			if e > 4*bf16U {
+				t.Errorf("%s: gradient of %s: relative error %.3g u, bound 4 u", name, ts.Name, e/bf16U)
 			}
 			differ = differ || e > 0
 		}

@@ -13,6 +13,10 @@ import (
 // number of tokens. Layer i's keys are one contiguous [capacity, kvHeads, headDim] block, its
 // values the next, so the first Len() rows are exactly the [1, Lk, kvHeads, headDim] tensor the
 // attention kernel takes. A cache belongs to one sequence; Decoder.Step appends to it.
+//
+// A bf16 model's caches hold bfloat16 keys and values on the CPU (kvBF16), rounded to nearest even
+// after RoPE (and k_norm): half the bytes, and the values the trainer's forward rounds its keys and
+// values to as well, so that decoding still matches it bit for bit. Elsewhere they are float32.
 type KVCache struct {
 	buf      kernels.Buf
 	tiles    kernels.Buf // the keys again, as AttentionDecode's key tiles (where kernels.DecodeKeyTiles)
@@ -51,9 +55,13 @@ func (m *Model) NewKVCache(capacity int) (*KVCache, error) {
 		return nil, fmt.Errorf("new kv cache: capacity %d tokens, want > 0", capacity)
 	}
 	kv, layers := m.Config.KVDim(), m.Config.NumHiddenLayers
-	c := &KVCache{buf: kernels.Alloc(2 * layers * capacity * kv), capacity: capacity, kvDim: kv}
+	alloc := kernels.Alloc
+	if m.kvBF16() {
+		alloc = kernels.AllocBF16
+	}
+	c := &KVCache{buf: alloc(2 * layers * capacity * kv), capacity: capacity, kvDim: kv}
 	if kernels.DecodeKeyTiles() {
-		c.tiles = kernels.Alloc(layers * kernels.KeyTileFloats(capacity, kv))
+		c.tiles = alloc(layers * kernels.KeyTileFloats(capacity, kv))
 	}
 	// Touch the memory now, on the caller's thread: a page first written inside a step's kernels
 	// faults there and stalls the whole thread team at the next barrier.
@@ -63,8 +71,8 @@ func (m *Model) NewKVCache(capacity int) (*KVCache, error) {
 	return c, nil
 }
 
-// KVFloatsPerToken is what a cache takes per token of capacity: keys and values, and the keys'
-// tiles where the kernels use them (less their rounding to 8 tokens per cache).
+// KVFloatsPerToken is the elements a cache takes per token of capacity: keys and values, and the
+// keys' tiles where the kernels use them (less their rounding to 8 tokens per cache).
 func (c Config) KVFloatsPerToken() int {
 	n := 2
 	if kernels.DecodeKeyTiles() {
@@ -72,6 +80,23 @@ func (c Config) KVFloatsPerToken() int {
 	}
 	return n * c.NumHiddenLayers * c.KVDim()
 }
+
+// KVBytesPerToken is the bytes a cache of a model of precision p takes per token of capacity:
+// KVFloatsPerToken elements of 2 bytes (bfloat16) for a bf16 model on the CPU, 4 otherwise.
+func (c Config) KVBytesPerToken(p Precision) int {
+	if kvBF16(p) {
+		return 2 * c.KVFloatsPerToken()
+	}
+	return 4 * c.KVFloatsPerToken()
+}
+
+// kvBF16 reports whether a model of precision p keeps bfloat16 KV caches: bf16 on the CPU (the
+// device kernels take float32 caches).
+func kvBF16(p Precision) bool { return p == BF16 && !kernels.OnDevice() }
+
+// kvBF16 reports whether the model's caches are bfloat16, and so whether its forward rounds keys
+// and values to bfloat16 before attention.
+func (m *Model) kvBF16() bool { return kvBF16(m.Precision()) }
 
 // Len is the number of tokens whose keys and values the cache holds.
 func (c *KVCache) Len() int { return c.length }
@@ -193,6 +218,9 @@ type Decoder struct {
 	perOp bool
 	// wholeLayers counts the layers run through kernels.DecodeLayerBF16 (tests).
 	wholeLayers int
+	// wide holds a prefill's keys and values widened from a bfloat16 cache for AttentionForward
+	// (grown as needed; the zero Buf for float32 caches).
+	wide kernels.Buf
 }
 
 // packedWeights are the decoder's copies of the model's matrices in the SGEMM kernel's own layout
@@ -318,6 +346,8 @@ func (d *Decoder) Close() {
 		b.Free()
 	}
 	d.all = nil
+	d.wide.Free()
+	d.wide = kernels.Buf{}
 }
 
 // Step runs one incremental forward pass. Each input's tokens are appended to its cache; the
@@ -555,12 +585,25 @@ func (d *Decoder) prefillAttention(l int, in []DecodeInput) {
 		s := in[i]
 		n, past, off := len(s.Tokens), s.Cache.length, d.start[i]
 		keys, values := s.Cache.keys(l), s.Cache.values(l)
-		kernels.Copy(keys.Slice(past*KV, n*KV), d.k.Slice(off*KV, n*KV))
-		kernels.Copy(values.Slice(past*KV, n*KV), d.v.Slice(off*KV, n*KV))
-		if tiles := s.Cache.keyTiles(l); !tiles.IsNil() {
-			kernels.PackKeyTiles(tiles, keys, past, past+n, KV)
-		}
 		Lk := past + n
+		if keys.DType() == kernels.BF16 { // rounded into the cache, then widened for the kernel
+			kernels.ToBF16(keys.Slice(past*KV, n*KV), d.k.Slice(off*KV, n*KV), n*KV)
+			kernels.ToBF16(values.Slice(past*KV, n*KV), d.v.Slice(off*KV, n*KV), n*KV)
+			if d.wide.Len() < 2*Lk*KV {
+				d.wide.Free()
+				d.wide = kernels.Alloc(2 * s.Cache.capacity * KV)
+			}
+			wk, wv := d.wide.Slice(0, Lk*KV), d.wide.Slice(Lk*KV, Lk*KV)
+			kernels.FromBF16(wk, keys, Lk*KV)
+			kernels.FromBF16(wv, values, Lk*KV)
+			keys, values = wk, wv
+		} else {
+			kernels.Copy(keys.Slice(past*KV, n*KV), d.k.Slice(off*KV, n*KV))
+			kernels.Copy(values.Slice(past*KV, n*KV), d.v.Slice(off*KV, n*KV))
+		}
+		if tiles := s.Cache.keyTiles(l); !tiles.IsNil() {
+			kernels.PackKeyTiles(tiles, s.Cache.keys(l), past, past+n, KV)
+		}
 		kernels.AttentionForward(d.att.Slice(off*Q, n*Q), kernels.Buf{}, d.q.Slice(off*Q, n*Q),
 			keys.Slice(0, Lk*KV), values.Slice(0, Lk*KV), 1, n, Lk, nh, nkv, hd, d.m.attentionScale())
 	}

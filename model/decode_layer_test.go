@@ -99,6 +99,21 @@ func firstDiff(a, b []float32) int {
 	return -1
 }
 
+// cacheFloats is a cache buffer's first n elements, float32 or bfloat16 (widened), as float32.
+func cacheFloats(b kernels.Buf, n int) []float32 {
+	x := make([]float32, n)
+	if b.DType() != kernels.BF16 {
+		b.Slice(0, n).CopyTo(x)
+		return x
+	}
+	h := make([]uint16, n)
+	b.Slice(0, n).CopyToBF16(h)
+	for i, v := range h {
+		x[i] = math.Float32frombits(uint32(v) << 16)
+	}
+	return x
+}
+
 // sameCache compares the keys and values (and key tiles) two caches hold, bit for bit.
 func sameCache(a, b *KVCache) error {
 	if a.Len() != b.Len() {
@@ -107,18 +122,14 @@ func sameCache(a, b *KVCache) error {
 	n := a.Len() * a.kvDim
 	for l := range a.layers() {
 		for _, pair := range [][2]kernels.Buf{{a.keys(l), b.keys(l)}, {a.values(l), b.values(l)}} {
-			x, y := make([]float32, n), make([]float32, n)
-			pair[0].Slice(0, n).CopyTo(x)
-			pair[1].Slice(0, n).CopyTo(y)
+			x, y := cacheFloats(pair[0], n), cacheFloats(pair[1], n)
 			if i := firstDiff(x, y); i >= 0 {
 				return fmt.Errorf("layer %d: float %d is %g against %g", l, i, x[i], y[i])
 			}
 		}
 		if !a.tiles.IsNil() {
 			m := kernels.KeyTileFloats(a.Len(), a.kvDim)
-			x, y := make([]float32, m), make([]float32, m)
-			a.keyTiles(l).Slice(0, m).CopyTo(x)
-			b.keyTiles(l).Slice(0, m).CopyTo(y)
+			x, y := cacheFloats(a.keyTiles(l), m), cacheFloats(b.keyTiles(l), m)
 			for i := range x { // lanes past the last row are never written
 				if p := i / a.kvDim / 8 * 8; p+i%8 < a.Len() && math.Float32bits(x[i]) != math.Float32bits(y[i]) {
 					return fmt.Errorf("layer %d: key tile float %d is %g against %g", l, i, x[i], y[i])

@@ -448,9 +448,7 @@ func TestShortInputsAttendLikePrompts(t *testing.T) {
 			var rows []float32
 			for l := range c.NumHiddenLayers {
 				for _, b := range []kernels.Buf{cache.keys(l), cache.values(l)} {
-					host := make([]float32, cache.Len()*c.KVDim())
-					b.Slice(0, len(host)).CopyTo(host)
-					rows = append(rows, host...)
+					rows = append(rows, cacheFloats(b, cache.Len()*c.KVDim())...)
 				}
 			}
 			kv = append(kv, rows)

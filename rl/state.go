@@ -125,7 +125,7 @@ func (t *trainer) startEngine() error {
 		budget = max(budget, s.MaxResponseTokens)
 	}
 	budget = max(budget, t.o.Eval.MaxResponseTokens)
-	perToken := 4 * t.m.Config.KVFloatsPerToken()
+	perToken := t.m.Config.KVBytesPerToken(t.m.Precision())
 	kv := min(seqs*(1536+budget), (4<<30)/max(perToken, 1))
 	eng, err := engine.New(t.m, engine.Options{MaxSeqs: seqs, KVTokens: kv, Tokenizer: t.tok, Seed: t.o.Seed})
 	if err != nil {
