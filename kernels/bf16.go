@@ -69,11 +69,18 @@ func ToBF16(dst, src Buf, n int) {
 }
 
 // RoundBF16 rounds x's first n float32 values to the nearest bfloat16 (ties to even, NaN stays
-// NaN) in place, as float32: what a bfloat16 cache holds of them (CPU only).
+// NaN) in place, as float32: what a bfloat16 cache holds of them. On a device it goes through a
+// bfloat16 scratch buffer (ToBF16, FromBF16: the same rounding).
 func RoundBF16(x Buf, n int) {
 	dims("RoundBF16", "n", n)
 	need("RoundBF16", "x", x, n, F32)
-	cpuOnly("RoundBF16")
+	if dev != nil {
+		tmp := AllocBF16(n)
+		defer tmp.Free()
+		ToBF16(tmp, x, n)
+		FromBF16(x, tmp, n)
+		return
+	}
 	C.gk_bf16_round_f32(fp(x), C.size_t(n))
 }
 

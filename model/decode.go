@@ -94,6 +94,11 @@ func (c Config) KVBytesPerToken(p Precision) int {
 // device kernels take float32 caches).
 func kvBF16(p Precision) bool { return p == BF16 && !kernels.OnDevice() }
 
+// roundKV reports whether the model's keys and values are rounded to bfloat16 before attention:
+// in every bf16 model, so that training and decoding see the same values whether the cache holds
+// bfloat16 (the CPU) or float32 holding those values (a device).
+func (m *Model) roundKV() bool { return m.Precision() == BF16 }
+
 // kvBF16 reports whether the model's caches are bfloat16, and so whether its forward rounds keys
 // and values to bfloat16 before attention.
 func (m *Model) kvBF16() bool { return kvBF16(m.Precision()) }
@@ -503,6 +508,10 @@ func (d *Decoder) layer(l int, in []DecodeInput, T int) {
 	}
 	kernels.RoPEApply(d.q, d.rope, T, nh, hd)
 	kernels.RoPEApply(d.k, d.rope, T, nkv, hd)
+	if d.m.roundKV() && !d.m.kvBF16() { // a float32 cache holds the bf16 values (a bf16 cache rounds as it stores)
+		kernels.RoundBF16(d.k, T*nkv*hd)
+		kernels.RoundBF16(d.v, T*nkv*hd)
+	}
 	d.shortAttention(l, in)
 	d.prefillAttention(l, in)
 	linear(d.mid, d.att, w.o, p.o, w.ob, T, Q, C)

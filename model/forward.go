@@ -264,7 +264,7 @@ func (m *Model) layerForward(i int, a *activations) {
 	}
 	kernels.RoPEForward(l.q, a.pos, T, nh, hd, theta)
 	kernels.RoPEForward(l.k, a.pos, T, nkv, hd, theta)
-	if m.kvBF16() { // the values a decoder's bf16 cache holds (KVCache); gradients pass straight through
+	if m.roundKV() { // the values a decoder's bf16 cache holds (KVCache); gradients pass straight through
 		kernels.RoundBF16(l.k, T*KV)
 		kernels.RoundBF16(l.v, T*KV)
 	}
