@@ -621,18 +621,40 @@ void gk_gemm_bf16(int trans_a, int trans_b, int M, int N, int K, float alpha, co
 
 /* ---- the linear layer ------------------------------------------------------------------------ */
 
-void gk_linear_forward_bf16(float *y, const float *x, const uint16_t *W, const float *b, int T, int in, int out) {
+/* The linear layer with x stored as fp32 or as bf16 (x_dt; a trainer's saved activation): the same
+ * products and the same bits either way, since the GEMM rounds an fp32 operand to exactly those bf16
+ * values as it packs it. */
+static void linear_forward_bf16_x(float *y, const void *x, int x_dt, const uint16_t *W, const float *b, int T, int in,
+                                  int out) {
     if (b)
         GK_PARALLEL_FOR(gk_threads_if((long)T * out > 65536),
                         for (int t = 0; t < T; t++) memcpy(y + (size_t)t * out, b, sizeof(float) * out););
-    gk_gemm_bf16(0, 1, T, out, in, 1.0f, x, GK_F32, in, W, GK_BF16, in, b ? 1.0f : 0.0f, y, GK_F32, out);
+    gk_gemm_bf16(0, 1, T, out, in, 1.0f, x, x_dt, in, W, GK_BF16, in, b ? 1.0f : 0.0f, y, GK_F32, out);
+}
+
+static void linear_backward_bf16_x(float *dx, float *dW, float *db, const float *dy, const void *x, int x_dt,
+                                   const uint16_t *W, int T, int in, int out) {
+    if (dx) gk_gemm_bf16(0, 0, T, in, out, 1.0f, dy, GK_F32, out, W, GK_BF16, in, 1.0f, dx, GK_F32, in);
+    if (dW) gk_gemm_bf16(1, 0, out, in, T, 1.0f, dy, GK_F32, out, x, x_dt, in, 1.0f, dW, GK_F32, in);
+    if (db) gk_linear_backward(NULL, NULL, db, dy, NULL, NULL, T, in, out);
+}
+
+void gk_linear_forward_bf16(float *y, const float *x, const uint16_t *W, const float *b, int T, int in, int out) {
+    linear_forward_bf16_x(y, x, GK_F32, W, b, T, in, out);
 }
 
 void gk_linear_backward_bf16(float *dx, float *dW, float *db, const float *dy, const float *x, const uint16_t *W,
                              int T, int in, int out) {
-    if (dx) gk_gemm_bf16(0, 0, T, in, out, 1.0f, dy, GK_F32, out, W, GK_BF16, in, 1.0f, dx, GK_F32, in);
-    if (dW) gk_gemm_bf16(1, 0, out, in, T, 1.0f, dy, GK_F32, out, x, GK_F32, in, 1.0f, dW, GK_F32, in);
-    if (db) gk_linear_backward(NULL, NULL, db, dy, x, NULL, T, in, out);
+    linear_backward_bf16_x(dx, dW, db, dy, x, GK_F32, W, T, in, out);
+}
+
+void gk_linear_forward_bf16_in(float *y, const uint16_t *x, const uint16_t *W, const float *b, int T, int in, int out) {
+    linear_forward_bf16_x(y, x, GK_BF16, W, b, T, in, out);
+}
+
+void gk_linear_backward_bf16_in(float *dx, float *dW, float *db, const float *dy, const uint16_t *x, const uint16_t *W,
+                                int T, int in, int out) {
+    linear_backward_bf16_x(dx, dW, db, dy, x, GK_BF16, W, T, in, out);
 }
 
 /* ---- prepacked weights (decoding) ------------------------------------------------------------ */
