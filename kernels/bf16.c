@@ -1,7 +1,5 @@
-/* bf16.c — conversion between fp32 and bf16 arrays (round to nearest even), and the linear layer on
- * bf16 inputs. Plain loops, cloned per instruction set; vcvtneps2bf16 is not used because it flushes
- * subnormals, which these keep. */
-
+/* bf16.c — conversion between fp32 and bf16 arrays (round to nearest even). Plain loops, cloned per
+ * instruction set; vcvtneps2bf16 is not used because it flushes subnormals, which these keep. */
 #include "bf16.h"
 #include "cpu.h"
 #include "gorstar_kernels.h"
