@@ -15,8 +15,8 @@
 #   O  the gradient all-reduce overlapped with the backward pass (GORSTAR_OVERLAP_ALLREDUCE=1)
 #   U  no pinning at all: `mpirun --bind-to none` and GORSTAR_NO_PIN=1, like D's processes
 # VARIANTS picks which of E F G O U run (all by default); A, B, C and D always run.
-# Each configuration trains the same `small`-preset model on the same synthetic conversations for
-# STEPS optimizer steps; tokens/s is `gorstar sft --json`'s (trained tokens over the steps' wall
+# Each configuration trains the same `small`-preset model on synthetic conversations for STEPS
+# optimizer steps; tokens/s is `gorstar sft --json`'s (trained tokens over the steps' wall
 # time, rank 0's clock for B). The three run in turn ROUNDS times and the medians are reported,
 # since a shared machine's speed drifts. Then each configuration's step time by phase, from the
 # "profile" of `gorstar sft --json` summed over its rounds (rank 0's clock; compute per rank):
@@ -26,7 +26,8 @@
 # Go collector's CPU time.
 #
 # usage: bench/dist_sft.sh [WORKDIR]    (needs go and mpirun; settings: PRESET (small), PER_RANK (2),
-#        STEPS (3, at least 2), ROUNDS (3), SEED (1), OFFSET_MS (700), VARIANTS ("E F G O U"))
+#        STEPS (3, at least 2), ROUNDS (3), SEED (1), OFFSET_MS (700), VARIANTS ("E F G O U"),
+#        DTYPE (model.dtype: the default, auto, is bf16 on a CPU with AVX-512 BF16))
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-$(mktemp -d)}
@@ -40,22 +41,29 @@ rounds=${ROUNDS:-3}
 seed=${SEED:-1}
 offset=${OFFSET_MS:-700}
 variants=${VARIANTS-E F G O U}
+dtype=()
+[ -n "${DTYPE:-}" ] && dtype=(--set "model.dtype=$DTYPE")
 export GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-1000}
 mpirun=(mpirun -np 2 --oversubscribe)
 [ "$(id -u)" = 0 ] && mpirun+=(--allow-run-as-root)
 
 "$bin" --seed "$seed" --threads 1 model init --preset "$preset" --tokenizer byte --out "$work/init" --force >/dev/null
-# Enough conversations for STEPS steps of the largest batch, one epoch, nothing held out.
+# Every configuration runs STEPS steps of one epoch, nothing held out: the 2-rank and 2-thread
+# ones on 2 × PER_RANK conversations a step, the 1-rank × 1-thread ones (A, D) on PER_RANK, from a
+# file of half the size, so each pays its first step (allocation and first touch) once in as many
+# steps.
 "$bin" --seed 3 data synth --n $((2 * per * steps)) --sft --out "$work/sft.parquet" >/dev/null 2>&1
+"$bin" --seed 3 data synth --n $((per * steps)) --sft --out "$work/sft-one.parquet" >/dev/null 2>&1
 
 sft() { # name, batch, threads, launcher...
-  local name=$1 batch=$2 threads=$3; shift 3
+  local name=$1 batch=$2 threads=$3 data=$work/sft.parquet; shift 3
+  [ "$batch" = "$per" ] && data=$work/sft-one.parquet
   rm -rf "$work/$name"
-  "$@" "$bin" --seed "$seed" --threads "$threads" sft --model "$work/init" --data "$work/sft.parquet" --out "$work/$name" \
+  "$@" "$bin" "${dtype[@]}" --seed "$seed" --threads "$threads" sft --model "$work/init" --data "$data" --out "$work/$name" \
     --epochs 1 --until-eval-loss 0 --eval-fraction 0 --batch-size "$batch" --save-every 0 --json \
     >"$work/$name.$r.json"
   # tokens/s over all steps, then over the steps after the first (which also allocates and
-  # first-touches the activations and optimizer state; A runs twice as many steps as B and C)
+  # first-touches the activations and optimizer state)
   python3 - "$work/$name.$r.json" "$work/$name/metrics.jsonl" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[2])][1:]
