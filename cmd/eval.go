@@ -139,7 +139,7 @@ func evalPolicyOptions(c *cli.Context, o Options, cfg config.Eval, topP float64)
 		Tokenizer: c.String("tokenizer"),
 		Template:  o.Config.Rollout.Template, ToolTextChars: o.Config.Rollout.ToolTextChars,
 		ToolSessions: o.Config.Rollout.ToolSessions, Exec: o.Config.Exec, Concurrency: c.Int("concurrency"),
-		Engine: engine.Options{Seed: uint64(o.Seed), Precision: model.Precision(o.Config.Model.DType)},
+		Engine: engine.Options{Seed: uint64(o.Seed), Precision: model.PrecisionOf(o.Config.Model.DType)},
 		Warn:   warnFunc(c, o), World: o.World,
 	}, nil
 }

@@ -137,7 +137,7 @@ func TestModelCommandBadInputs(t *testing.T) {
 		{[]string{"model", "logprobs", "--model", dir, "--ids", "[1]"}, "at least 2 tokens"},
 		{[]string{"model", "bench", "--preset", "tiny", "--model", dir}, "exactly one of --model and --preset"},
 		{[]string{"model", "bench", "--preset", "tiny", "--batch", "0"}, "--batch: must be in 1..65536, got 0"},
-		{[]string{"model", "bench", "--preset", "tiny", "--dtype", "fp16"}, `--dtype: precision "fp16": want fp32 or bf16`},
+		{[]string{"model", "bench", "--preset", "tiny", "--dtype", "fp16"}, `--dtype: precision "fp16": want fp32, bf16 or auto`},
 		{[]string{"model", "info", dir, "--dtype", "int8"}, `--dtype: precision "int8"`},
 		{[]string{"model", "convert", "--in", dir, "--out", dir + "-b", "--dtype", "fp8"}, `--dtype "fp8": want fp32 or bf16`},
 		{[]string{"model", "convert", "--in", dir + "-missing", "--out", dir + "-b", "--dtype", "bf16"}, "-missing: no such directory"},

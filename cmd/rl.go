@@ -64,7 +64,7 @@ func rlAction(c *cli.Context) (err error) {
 	opts := rl.Options{Model: c.String("model"), Data: orDefault(c.String("data"), cfg.Data.Train),
 		EvalData: orDefault(c.String("eval-data"), cfg.Data.Eval), Out: c.String("out"), Resume: c.Bool("resume"),
 		RL: cfg.RL, Rollout: cfg.Rollout, Reward: cfg.Reward, Exec: cfg.Exec, Eval: cfg.Eval, Seed: uint64(o.Seed),
-		ServedModel: c.String("served-model"), Precision: model.Precision(cfg.Model.DType), World: world,
+		ServedModel: c.String("served-model"), Precision: model.PrecisionOf(cfg.Model.DType), World: world,
 		Recompute: cfg.Model.RecomputeLayers, LossChunkTokens: cfg.Model.LossChunkTokens, MemoryGiB: cfg.Model.MemoryGiB}
 	total := 0
 	for _, s := range cfg.RL.Stages {

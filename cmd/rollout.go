@@ -203,7 +203,7 @@ func openRolloutPolicy(c *cli.Context, o Options) (*rollout.Policy, error) {
 		if err := initKernels(o); err != nil {
 			return nil, err
 		}
-		if err := checkEngineFlags(c, dir, model.Precision(o.Config.Model.DType)); err != nil {
+		if err := checkEngineFlags(c, dir, model.PrecisionOf(o.Config.Model.DType)); err != nil {
 			return nil, err
 		}
 	}
@@ -212,7 +212,7 @@ func openRolloutPolicy(c *cli.Context, o Options) (*rollout.Policy, error) {
 		return nil, err
 	}
 	eo := engine.Options{KVTokens: c.Int("kv-tokens"), MaxSeqs: c.Int("max-seqs"), StepTokens: c.Int("step-tokens"), Seed: uint64(o.Seed),
-		Precision: model.Precision(o.Config.Model.DType)}
+		Precision: model.PrecisionOf(o.Config.Model.DType)}
 	if c.IsSet("concurrency") && !c.IsSet("max-seqs") {
 		eo.MaxSeqs = c.Int("concurrency")
 	}

@@ -56,12 +56,12 @@ func loadPolicy(c *cli.Context, o Options, dir string, maxWaiting int) (*engine.
 	if err != nil {
 		return nil, err
 	}
-	if err := checkEngineFlags(c, dir, model.Precision(o.Config.Model.DType)); err != nil {
+	if err := checkEngineFlags(c, dir, model.PrecisionOf(o.Config.Model.DType)); err != nil {
 		return nil, err
 	}
 	return engine.LoadPolicy(dir, engine.PolicyOptions{Template: tmpl, Primer: c.String("primer"),
 		Engine: engine.Options{KVTokens: c.Int("kv-tokens"), MaxSeqs: c.Int("max-seqs"), StepTokens: c.Int("step-tokens"),
-			MaxWaiting: maxWaiting, Seed: uint64(o.Seed), Precision: model.Precision(o.Config.Model.DType)}})
+			MaxWaiting: maxWaiting, Seed: uint64(o.Seed), Precision: model.PrecisionOf(o.Config.Model.DType)}})
 }
 
 // commandTemplate is the chat template of --template, else rollout.template: SFT, RL, eval and

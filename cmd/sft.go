@@ -113,7 +113,7 @@ func sftRun(c *cli.Context) (err error) {
 	res, err := sft.Run(c.Context, sft.Options{World: world,
 		Model: c.String("model"), Data: c.String("data"), EvalData: c.String("eval-data"), Out: c.String("out"),
 		Resume: c.Bool("resume"), Config: cfg, Template: o.Config.Rollout.Template, Seed: uint64(o.Seed),
-		Precision: model.Precision(o.Config.Model.DType), Recompute: o.Config.Model.RecomputeLayers,
+		Precision: model.PrecisionOf(o.Config.Model.DType), Recompute: o.Config.Model.RecomputeLayers,
 		LossChunkTokens: o.Config.Model.LossChunkTokens, MemoryGiB: o.Config.Model.MemoryGiB,
 		Progress: func(p sft.Progress) {
 			if bar == nil {

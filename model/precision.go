@@ -23,17 +23,44 @@ type Precision string
 const (
 	FP32 Precision = "fp32"
 	BF16 Precision = "bf16"
+	// Auto is bf16 where its products run natively (AutoPrecision), else fp32.
+	Auto Precision = "auto"
 )
 
-// ParsePrecision checks a precision name ("fp32" or "bf16"; "" is fp32).
+// ParsePrecision checks a precision name ("fp32", "bf16" or "auto"; "" is fp32) and resolves
+// "auto" with AutoPrecision.
 func ParsePrecision(s string) (Precision, error) {
 	switch Precision(s) {
 	case "", FP32:
 		return FP32, nil
 	case BF16:
 		return BF16, nil
+	case Auto:
+		return AutoPrecision(), nil
 	}
-	return "", fmt.Errorf("precision %q: want fp32 or bf16", s)
+	return "", fmt.Errorf("precision %q: want fp32, bf16 or auto", s)
+}
+
+// PrecisionOf is ParsePrecision for a name already checked (a validated model.dtype); a bad
+// name comes back unchanged, for SetPrecision to reject.
+func PrecisionOf(s string) Precision {
+	p, err := ParsePrecision(s)
+	if err != nil {
+		return Precision(s)
+	}
+	return p
+}
+
+// AutoPrecision is what model.dtype = "auto" trains and decodes in: bf16 on a CPU whose bf16
+// products run on AVX-512 BF16 (vdpbf16ps), where bf16 measured faster than fp32 in every
+// configuration (docs/measurements.md: a training step 1.6×, decoding 1.9–2.0×); fp32 on other
+// CPUs (bf16 there only halves the bytes: the products widen to fp32) and on a GPU, where bf16
+// has not run yet. Call it after the kernels are set up (and the device, if any, installed).
+func AutoPrecision() Precision {
+	if !kernels.OnDevice() && kernels.GEMMBF16Kernel() == "bf16-avx512" {
+		return BF16
+	}
+	return FP32
 }
 
 // lowPrecision is the bfloat16 copy of the parameters a bf16 model multiplies with.

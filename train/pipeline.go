@@ -51,6 +51,8 @@ type Result struct {
 	// ConfigSHA256 is the run's settings' fingerprint (config.Config.SHA256): the README's
 	// quickstart table is checked against a summary whose settings are the shipped defaults.
 	ConfigSHA256 string `json:"config_sha256"`
+	// DType is the arithmetic the invocation's models ran in: model.dtype, "auto" resolved.
+	DType string `json:"dtype,omitempty"`
 	// Seconds is this invocation's wall time.
 	Seconds float64 `json:"seconds"`
 }

@@ -37,6 +37,10 @@ func TestReadmeQuickstartTable(t *testing.T) {
 		t.Fatalf("%s was made with settings %s, the shipped defaults are %s: %s",
 			quickstartSummary, r.ConfigSHA256, want, redo)
 	}
+	if r.DType != "bf16" {
+		t.Fatalf("%s was made in %q, README's table states the bf16 run that model.dtype = \"auto\" makes on a CPU with AVX-512 BF16: %s",
+			quickstartSummary, r.DType, redo)
+	}
 	if r.SFTEval == nil || len(r.Stages) != len(config.Default().RL.Stages) {
 		t.Fatalf("%s holds %d RL stages (SFT eval: %v), the defaults have %d: %s", quickstartSummary,
 			len(r.Stages), r.SFTEval != nil, len(config.Default().RL.Stages), redo)

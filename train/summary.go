@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gorstar/internal/atomicfile"
+	"gorstar/model"
 )
 
 // result is the run's summary as it stands: the evaluations that exist.
@@ -17,6 +18,7 @@ func (p *pipeline) result() (Result, error) {
 		return r, err
 	}
 	r.ConfigSHA256 = hash
+	r.DType = string(model.PrecisionOf(p.cfg.Model.DType))
 	sftEval, err := p.readEval("sft")
 	if err != nil {
 		return r, err
@@ -74,7 +76,11 @@ func WriteTable(w io.Writer, r Result) error {
 		fmt.Fprintf(w, "%-10s %9.1f%% %9s %12.1f%% %16.0f %9s\n", s.Stage, 100*s.AvgPass1, percent(s.ToolUseRate),
 			100*s.FailedToolCallRate, s.MeanResponseTokens, seconds(s.WallSeconds))
 	}
-	_, err := fmt.Fprintf(w, "run %s: %.0f s in this invocation\n", r.RunDir, r.Seconds)
+	dtype := ""
+	if r.DType != "" {
+		dtype = " (" + r.DType + ")"
+	}
+	_, err := fmt.Fprintf(w, "run %s%s: %.0f s in this invocation\n", r.RunDir, dtype, r.Seconds)
 	return err
 }
 

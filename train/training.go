@@ -62,7 +62,7 @@ func (p *pipeline) runSFT(ctx context.Context, base string) error {
 	defer func() { bar.Finish() }()
 	res, err := sft.Run(ctx, sft.Options{Model: base, Data: p.lay.SFTData(), Out: out, Resume: resume,
 		Config: p.cfg.SFT, Template: p.cfg.Rollout.Template, Seed: uint64(p.cfg.Run.Seed), World: p.worldOf(),
-		Precision: model.Precision(p.cfg.Model.DType),
+		Precision: model.PrecisionOf(p.cfg.Model.DType),
 		Progress: func(pr sft.Progress) {
 			if bar == nil {
 				bar = progress.New(int64(pr.Steps), "sft", p.progressOptions())
@@ -113,7 +113,7 @@ func (p *pipeline) runRL(ctx context.Context) error {
 	defer bar.Finish()
 	o := rl.Options{Model: p.lay.SFT(), Data: p.lay.TrainData(), EvalData: p.rlEvalData(), Out: out, Resume: resume,
 		RL: c.RL, Rollout: c.Rollout, Reward: c.Reward, Exec: c.Exec, Eval: c.Eval, Seed: uint64(c.Run.Seed),
-		Precision: model.Precision(c.Model.DType),
+		Precision: model.PrecisionOf(c.Model.DType),
 		Logf:      p.logf, World: p.worldOf(),
 		Progress: func(pr rl.Progress) {
 			m := pr.Metrics
