@@ -86,7 +86,9 @@ func TestModelLogprobsMatchPyTorch(t *testing.T) {
 	}
 	idsJSON, _ := json.Marshal(ids)
 	for _, dir := range []string{tiny, qwen2, qwen3Bias} {
-		r := runCLI(t, "model", "logprobs", "--model", dir, "--ids", string(idsJSON), "--json")
+		// fp32 against PyTorch's float64 (the default, auto, is bf16 on a CPU with AVX-512 BF16;
+		// model's TestBF16NearFP32 bounds bf16 against fp32).
+		r := runCLI(t, "--set", "model.dtype=fp32", "model", "logprobs", "--model", dir, "--ids", string(idsJSON), "--json")
 		if r.Code != 0 {
 			t.Fatalf("%+v", r)
 		}
