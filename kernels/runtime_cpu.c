@@ -2,9 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
+#include <sys/mman.h> /* madvise; MADV_HUGEPAGE is Linux's, and the advice is skipped where it is not defined */
 
 #include "cpu.h"
 
