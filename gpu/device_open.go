@@ -42,6 +42,8 @@ type Device struct {
 	// emu: the tests' CPU emulator of the kernels (gpu/emul) runs the launches; buffers are host
 	// memory.
 	emu unsafe.Pointer
+	// pool: freed buffers kept for the next Alloc of their size class (pool.go).
+	pool bufPool
 }
 
 // Open initializes device index of vendor v in this process, compiles (or takes from the cache)
@@ -204,46 +206,78 @@ func (b Buf) Slice(off, n int) Buf {
 	return Buf{p: b.at(off), n: n, dt: b.dt}
 }
 
-// Alloc returns an uninitialized buffer of n elements of dt, or the zero Buf and Err set.
+// Alloc returns an uninitialized buffer of n elements of dt, or the zero Buf and Err set. Memory
+// comes from the cache of freed buffers when it holds one of the size class (pool.go); when the
+// device is out of memory, the cache goes back to the driver and the allocation is tried again.
 func (d *Device) Alloc(n int, dt kernels.DType) Buf {
 	if d.Err() != nil || d.bind() != nil {
 		return Buf{}
 	}
-	bytes := C.size_t(max(n*dt.Size(), 64))
+	bytes := poolClass(n * dt.Size())
 	if d.dry {
 		d.dryNext += (uint64(bytes) + 255) / 256 * 256
 		return Buf{p: 1<<40 + d.dryNext, n: n, dt: dt}
 	}
+	if p, ok := d.pool.take(bytes); ok {
+		return Buf{p: p, n: n, dt: dt}
+	}
+	p, r := d.rawAlloc(bytes)
+	if r != 0 && d.PoolStats().CachedBytes > 0 {
+		d.releaseCached()
+		p, r = d.rawAlloc(bytes)
+	}
+	call := "cuMemAlloc"
+	if d.Vendor != VendorCUDA {
+		call = "hipMalloc"
+	}
+	if !d.check(fmt.Sprintf("%s %d bytes", call, bytes), r) {
+		return Buf{}
+	}
+	return Buf{p: p, n: n, dt: dt}
+}
+
+// rawAlloc asks the driver (or the emulator's host memory) for bytes.
+func (d *Device) rawAlloc(bytes int) (uint64, C.gcu_result) {
 	if d.emu != nil {
-		return Buf{p: devPtr(C.calloc(1, bytes)), n: n, dt: dt}
+		p := C.calloc(1, C.size_t(bytes))
+		if p == nil {
+			return 0, 2 // CUDA_ERROR_OUT_OF_MEMORY
+		}
+		return devPtr(p), 0
 	}
 	if d.Vendor == VendorCUDA {
 		var p C.gcu_ptr
-		if !d.check(fmt.Sprintf("cuMemAlloc %d bytes", bytes), C.call_cuMemAlloc_v2(&p, bytes)) {
-			return Buf{}
-		}
-		return Buf{p: uint64(p), n: n, dt: dt}
+		r := C.call_cuMemAlloc_v2(&p, C.size_t(bytes))
+		return uint64(p), r
 	}
 	var p unsafe.Pointer
-	if !d.check(fmt.Sprintf("hipMalloc %d bytes", bytes), C.call_hipMalloc(&p, bytes)) {
-		return Buf{}
-	}
-	return Buf{p: devPtr(p), n: n, dt: dt}
+	r := C.call_hipMalloc(&p, C.size_t(bytes))
+	return devPtr(p), r
 }
 
-// Free releases a buffer from Alloc.
+// Free returns a buffer from Alloc to the cache of its size class.
 func (d *Device) Free(b Buf) {
-	if b.p == 0 || d.dry || d.bind() != nil {
+	if b.p == 0 || d.dry {
 		return
 	}
-	if d.emu != nil {
-		C.free(b.ptr())
+	d.pool.put(poolClass(b.n*b.dt.Size()), b.p)
+}
+
+// releaseCached gives every cached buffer back to the driver.
+func (d *Device) releaseCached() {
+	if d.bind() != nil {
 		return
 	}
-	if d.Vendor == VendorCUDA {
-		d.check("cuMemFree", C.call_cuMemFree_v2(b.cptr()))
-	} else {
-		d.check("hipFree", C.call_hipFree(b.ptr()))
+	for _, p := range d.pool.drain() {
+		b := Buf{p: p}
+		switch {
+		case d.emu != nil:
+			C.free(b.ptr())
+		case d.Vendor == VendorCUDA:
+			d.check("cuMemFree", C.call_cuMemFree_v2(b.cptr()))
+		default:
+			d.check("hipFree", C.call_hipFree(b.ptr()))
+		}
 	}
 }
 
