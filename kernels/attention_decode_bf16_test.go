@@ -14,12 +14,7 @@ import (
 // prefixes, sequences of one key and several tiles; 1 and 2 threads.
 func TestAttentionDecodeBF16Cache(t *testing.T) {
 	defer Init(0, 2)
-	for _, c := range []struct {
-		name        string
-		nh, nkv, hd int
-		lens        []int32
-		shared      []int32
-	}{
+	for _, c := range []decodeCase{
 		{"tiny shape", 4, 2, 32, []int32{1, 2, 7, 64, 129, 300}, nil},
 		{"odd head dim", 6, 3, 12, []int32{5, 1, 257}, nil},
 		{"group of 3, shared prefixes", 6, 2, 16, []int32{200, 150, 190, 9, 70}, []int32{0, 130, 140, 0, 0}},

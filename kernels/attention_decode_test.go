@@ -350,6 +350,15 @@ func benchmarkDecodeCold(b *testing.B, nh, nkv, hd, keys, layers int, bf bool) {
 	b.ReportMetric(float64(in.Microseconds())/float64(b.N), "µs/call")
 }
 
+// decodeCase is one batch of sequences for the decode-attention tests: heads, KV heads and head
+// dim, each sequence's key count and the length of the prefix it shares with the sequence before.
+type decodeCase struct {
+	name        string
+	nh, nkv, hd int
+	lens        []int32
+	shared      []int32
+}
+
 // TestAttentionDecodeTwoQueries covers decode_scores_2, the two-query score body, in both of its
 // loops: a shared prefix of exactly one tile attended by a chunk of two queries (where GCC once
 // warned that the remainder loop's b * 8 overflowed, in the copy of it kept for 64 keys), and own
@@ -357,12 +366,7 @@ func benchmarkDecodeCold(b *testing.B, nh, nkv, hd, keys, layers int, bf bool) {
 // AttentionForward's for every sequence.
 func TestAttentionDecodeTwoQueries(t *testing.T) {
 	defer Init(0, 2)
-	for _, c := range []struct {
-		name        string
-		nh, nkv, hd int
-		lens        []int32
-		shared      []int32
-	}{
+	for _, c := range []decodeCase{
 		{"shared tile, two sequences", 1, 1, 8, []int32{65, 65}, []int32{0, 64}},
 		{"shared tile and own keys, two sequences", 1, 1, 12, []int32{70, 73}, []int32{0, 64}},
 		{"group of two, short own tiles", 2, 1, 8, []int32{2, 9, 66, 72}, nil},

@@ -99,8 +99,7 @@ func kvBF16(p Precision) bool { return p == BF16 && !kernels.OnDevice() }
 // bfloat16 (the CPU) or float32 holding those values (a device).
 func (m *Model) roundKV() bool { return m.Precision() == BF16 }
 
-// kvBF16 reports whether the model's caches are bfloat16, and so whether its forward rounds keys
-// and values to bfloat16 before attention.
+// kvBF16 reports whether the model's caches are bfloat16 (a bf16 model on the CPU).
 func (m *Model) kvBF16() bool { return kvBF16(m.Precision()) }
 
 // Len is the number of tokens whose keys and values the cache holds.
