@@ -147,16 +147,22 @@ GK_VECTORIZED static void pack_scalar(void *dst, const void *X, int dt, int ld, 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(GK_NO_AVX512)
 #include <immintrin.h>
 #define GK_HAVE_DP 1
+#ifndef GK_DIRECT_PF
+#define GK_DIRECT_PF 2 /* A read in place: each row's line two ahead, once per line */
+#endif
 
 /* C[mr, nr] = alpha * a b + beta * C for the first R rows of a panel (R a constant after inlining:
  * 1, 2, 4, 8 or 12), from kcp pairs; each element sees the same pairs in the same order whatever R
  * is. The epilogue is the SGEMM microkernel's, written the same way, so both round alike. */
 __attribute__((target("avx512f,avx512bf16"))) static inline __attribute__((always_inline)) void dp_rows(
-    const int R, const int PF, int kcp, const uint32_t *restrict a, const uint32_t *restrict b, float *restrict c,
-    long ldc, float alpha, float beta, int mr, int nr, const uint32_t *pf, int pf_first, int pf_every) {
+    const int R, const int PF, const int DIRECT, int kcp, const uint32_t *restrict a, long ald,
+    const uint32_t *restrict b, float *restrict c, long ldc, float alpha, float beta, int mr, int nr,
+    const uint32_t *pf, int pf_first, int pf_every) {
     typedef float vec __attribute__((vector_size(64)));
     typedef float uvec __attribute__((vector_size(64), aligned(4)));
     __m512 acc[DP_MR][2];
+    const uint32_t *ar[DP_MR]; /* DIRECT: row i of A's pairs (rows past mr read row 0, unused) */
+    for (int i = 0; i < R; i++) ar[i] = a + (size_t)(i < mr ? i : 0) * ald;
     for (int i = 0; i < R; i++) {
         __builtin_prefetch(c + i * ldc, 1, 3);
         __builtin_prefetch(c + i * ldc + DP_NR - 1, 1, 3);
@@ -167,13 +173,15 @@ __attribute__((target("avx512f,avx512bf16"))) static inline __attribute__((alway
     _Pragma("GCC unroll 2") for (int p = 0; p < kcp; p++) {
         const __m512bh b0 = (__m512bh)_mm512_load_si512(b + (long)p * DP_NR);
         const __m512bh b1 = (__m512bh)_mm512_load_si512(b + (long)p * DP_NR + 16);
+        if (DIRECT && GK_DIRECT_PF && (p & 15) == 0)
+            for (int i = 0; i < R; i++) __builtin_prefetch(ar[i] + p + 16 * GK_DIRECT_PF, 0, 3);
         if (PF && p == pf_due) { /* this pair row of the next panel (two lines) into L2 */
             __builtin_prefetch(pf + (long)p * DP_NR, 0, 2);
             __builtin_prefetch(pf + (long)p * DP_NR + 16, 0, 2);
             pf_due += pf_every;
         }
         for (int i = 0; i < R; i++) {
-            const __m512bh av = (__m512bh)_mm512_set1_epi32((int)a[(long)p * DP_MR + i]);
+            const __m512bh av = (__m512bh)_mm512_set1_epi32((int)(DIRECT ? ar[i][p] : a[(long)p * DP_MR + i]));
             acc[i][0] = _mm512_dpbf16_ps(acc[i][0], av, b0);
             acc[i][1] = _mm512_dpbf16_ps(acc[i][1], av, b1);
         }
@@ -203,18 +211,21 @@ __attribute__((target("avx512f,avx512bf16"))) static inline __attribute__((alway
  * at the iteration that reads the same pair row here, so that the row tiles of a panel share the
  * fetching (the SGEMM kernel's paced prefetch). */
 __attribute__((target("avx512f,avx512bf16"))) static inline __attribute__((always_inline)) void dp_pf(
-    const int PF, int kcp, const uint32_t *restrict a, const uint32_t *restrict b, float *restrict c, long ldc,
-    float alpha, float beta, int mr, int nr, const uint32_t *pf, int pf_first, int pf_every) {
+    const int PF, const int DIRECT, int kcp, const uint32_t *restrict a, long ald, const uint32_t *restrict b,
+    float *restrict c, long ldc, float alpha, float beta, int mr, int nr, const uint32_t *pf, int pf_first,
+    int pf_every) {
+#define GK_DP_ROWS(R) dp_rows(R, PF, DIRECT, kcp, a, ald, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every)
     if (mr == 1)
-        dp_rows(1, PF, kcp, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+        GK_DP_ROWS(1);
     else if (mr == 2)
-        dp_rows(2, PF, kcp, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+        GK_DP_ROWS(2);
     else if (mr <= 4)
-        dp_rows(4, PF, kcp, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+        GK_DP_ROWS(4);
     else if (mr <= 8)
-        dp_rows(8, PF, kcp, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+        GK_DP_ROWS(8);
     else
-        dp_rows(12, PF, kcp, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+        GK_DP_ROWS(12);
+#undef GK_DP_ROWS
 }
 
 __attribute__((target("avx512f,avx512bf16"))) static void dp_kernel(int kcp, const uint32_t *restrict a,
@@ -223,9 +234,18 @@ __attribute__((target("avx512f,avx512bf16"))) static void dp_kernel(int kcp, con
                                                                     int nr, const uint32_t *pf, int pf_first,
                                                                     int pf_every) {
     if (pf)
-        dp_pf(1, kcp, a, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
+        dp_pf(1, 0, kcp, a, 0, b, c, ldc, alpha, beta, mr, nr, pf, pf_first, pf_every);
     else
-        dp_pf(0, kcp, a, b, c, ldc, alpha, beta, mr, nr, NULL, 0, 1);
+        dp_pf(0, 0, kcp, a, 0, b, c, ldc, alpha, beta, mr, nr, NULL, 0, 1);
+}
+
+/* dp_kernel on A's rows where they are (bf16, pairs contiguous along k, ald words apart) instead
+ * of a packed panel: the same pairs in the same order, so the same bits. */
+__attribute__((target("avx512f,avx512bf16"))) static void dp_kernel_direct(int kcp, const uint32_t *restrict a,
+                                                                           long ald, const uint32_t *restrict b,
+                                                                           float *restrict c, long ldc, float alpha,
+                                                                           float beta, int mr, int nr) {
+    dp_pf(0, 1, kcp, a, ald, b, c, ldc, alpha, beta, mr, nr, NULL, 0, 1);
 }
 
 static int cpu_avx512bf16(void) {
@@ -448,10 +468,10 @@ static size_t panel_words(const bkernel *k, int W, int kc) {
 }
 
 /* C[mc, nc] (+)= the packed a and b of one K slice: B's panels outer, as the SGEMM's sweep. */
-static void sweep(const bkernel *k, int mc, int nc, int kc, float alpha, const void *a, const void *b, float beta,
-                  float *C, int ldc) {
+static void sweep(const bkernel *k, int mc, int nc, int kc, float alpha, const void *a, long ald, const void *b,
+                  float beta, float *C, int ldc) {
     const int MR = k->mr, NR = k->nr, kcp = (kc + 1) / 2;
-    const size_t as = panel_words(k, MR, kc), bs = panel_words(k, NR, kc);
+    const size_t as = ald ? (size_t)MR * ald : panel_words(k, MR, kc), bs = panel_words(k, NR, kc);
     for (int j = 0; j < nc; j += NR) {
         const int cols = nc - j < NR ? nc - j : NR;
         for (int i = 0; i < mc; i += MR) {
@@ -461,7 +481,10 @@ static void sweep(const bkernel *k, int mc, int nc, int kc, float alpha, const v
             float *c = C + (size_t)i * ldc + j;
 #if GK_HAVE_DP
             if (k->dp) {
-                dp_kernel(kcp, ap, bp, c, ldc, alpha, beta, rows, cols, NULL, 0, 1);
+                if (ald)
+                    dp_kernel_direct(kcp, ap, ald, bp, c, ldc, alpha, beta, rows, cols);
+                else
+                    dp_kernel(kcp, ap, bp, c, ldc, alpha, beta, rows, cols, NULL, 0, 1);
                 continue;
             }
 #endif
@@ -503,10 +526,29 @@ long gk_gemm_bf16_resident_limit(long bytes) {
     return old;
 }
 
+/* A's row stride in 32-bit words where the vdpbf16ps kernel reads A's rows where they are, else 0
+ * (A packed): bf16, not transposed (pairs contiguous along k), rows and slices starting on a pair.
+ * Packing such an A is a copy of words into panels: ~8% of a 4096 x 512 x 1536 product. */
+static long a_direct(const bkernel *k, const gemm_args *g) {
+#if GK_HAVE_DP
+    if (k->dp && g->a_dt == GK_BF16 && !g->trans_a && !(g->lda & 1) && !(g->K & 1) && !((uintptr_t)g->A & 3) &&
+        !fast_pack_off)
+        return g->lda / 2;
+#endif
+    (void)k, (void)g;
+    return 0;
+}
+
+/* The start of A's rows ic.. at k = pc for a_direct's kernel. */
+static const uint32_t *a_at(const gemm_args *g, int ic, int pc) {
+    return (const uint32_t *)((const uint16_t *)g->A + (size_t)ic * g->lda + pc);
+}
+
 /* unit() in the resident order: every element sees the same slices in the same order. */
 static void unit_resident(const bkernel *k, const gemm_args *g, int m0, int m1, int n0, int n1, void *apack,
                           void *bpack) {
     const int MC = mc_of(k), KS = kstep(g->K);
+    const long ald = a_direct(k, g);
     size_t at = 0;
     for (int pc = 0; pc < g->K; pc += KS) {
         const int kc = g->K - pc < KS ? g->K - pc : KS;
@@ -518,9 +560,9 @@ static void unit_resident(const bkernel *k, const gemm_args *g, int m0, int m1, 
         at = 0;
         for (int pc = 0; pc < g->K; pc += KS) {
             const int kc = g->K - pc < KS ? g->K - pc : KS;
-            pack(apack, g->A, g->a_dt, g->lda, g->trans_a, ic, mc, pc, kc, k->mr, !k->dp);
-            sweep(k, mc, n1 - n0, kc, g->alpha, apack, (uint32_t *)bpack + at, pc == 0 ? g->beta : 1.0f,
-                  g->C + (size_t)ic * g->ldc + n0, g->ldc);
+            if (!ald) pack(apack, g->A, g->a_dt, g->lda, g->trans_a, ic, mc, pc, kc, k->mr, !k->dp);
+            sweep(k, mc, n1 - n0, kc, g->alpha, ald ? a_at(g, ic, pc) : apack, ald, (uint32_t *)bpack + at,
+                  pc == 0 ? g->beta : 1.0f, g->C + (size_t)ic * g->ldc + n0, g->ldc);
             at += slice_words(k, n1 - n0, kc);
         }
     }
@@ -530,6 +572,7 @@ static void unit_resident(const bkernel *k, const gemm_args *g, int m0, int m1, 
 static void unit(const bkernel *k, const gemm_args *g, int m0, int m1, int n0, int n1, void *apack, void *bpack) {
     const int MC = mc_of(k);
     const int KS = kstep(g->K);
+    const long ald = a_direct(k, g);
     for (int pc = 0; pc < g->K; pc += KS) {
         const int kc = g->K - pc < KS ? g->K - pc : KS;
         const float beta = pc == 0 ? g->beta : 1.0f;
@@ -540,8 +583,9 @@ static void unit(const bkernel *k, const gemm_args *g, int m0, int m1, int n0, i
             pack(bpack, g->B, g->b_dt, g->ldb, !g->trans_b, n0, n1 - n0, pc, kc, k->nr, !k->dp);
         for (int ic = m0; ic < m1; ic += MC) {
             const int mc = m1 - ic < MC ? m1 - ic : MC;
-            pack(apack, g->A, g->a_dt, g->lda, g->trans_a, ic, mc, pc, kc, k->mr, !k->dp);
-            sweep(k, mc, n1 - n0, kc, g->alpha, apack, bpack, beta, g->C + (size_t)ic * g->ldc + n0, g->ldc);
+            if (!ald) pack(apack, g->A, g->a_dt, g->lda, g->trans_a, ic, mc, pc, kc, k->mr, !k->dp);
+            sweep(k, mc, n1 - n0, kc, g->alpha, ald ? a_at(g, ic, pc) : apack, ald, bpack, beta,
+                  g->C + (size_t)ic * g->ldc + n0, g->ldc);
         }
     }
 }

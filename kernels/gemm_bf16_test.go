@@ -258,6 +258,42 @@ func TestGEMMBF16VectorPackSameBits(t *testing.T) {
 	}
 }
 
+// TestGEMMBF16DirectASameBits checks the products whose bf16 A the vdpbf16ps kernel reads in place
+// (not transposed, even K and leading dimension) against packing every operand with the scalar
+// loops, bit for bit, at 1 and 2 threads: rows off the panel height, K of several slices.
+func TestGEMMBF16DirectASameBits(t *testing.T) {
+	defer useGEMMBF16Kernel("")
+	defer gemmBF16ScalarPack(false)
+	defer Init(0, 2)
+	for _, k := range gemmBF16Kernels() {
+		if err := useGEMMBF16Kernel(k); err != nil {
+			t.Fatal(err)
+		}
+		for _, threads := range []int{1, 2} {
+			if err := Init(0, threads); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range [][3]int{{5, 40, 64}, {12, 32, 32}, {29, 70, 1100}, {150, 97, 1046}} {
+				for _, tB := range []bool{false, true} {
+					var runs [2][]float64
+					for i, scalar := range []bool{true, false} {
+						gemmBF16ScalarPack(scalar)
+						r := rand.New(rand.NewPCG(48, uint64(s[0])))
+						name := fmt.Sprintf("%s %v tB=%v scalar=%v threads=%d", k, s, tB, scalar, threads)
+						runs[i] = gemmBF16Case(t, r, name, false, tB, s[0], s[1], s[2], 1, 0.5, BF16, BF16, F32, false)
+					}
+					for i := range runs[0] {
+						if math.Float64bits(runs[0][i]) != math.Float64bits(runs[1][i]) {
+							t.Fatalf("%s %v tB=%v threads=%d: A read in place gives %.9g at %d, packed %.9g", k, s, tB,
+								threads, runs[1][i], i, runs[0][i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestGEMMBF16ResidentOrderSameBits runs products of several K slices with each block of C kept
 // over all of K (B packed for every slice first) and slice by slice, at 1 and 2 threads: the same
 // bits, each checked against the float64 reference.
