@@ -258,6 +258,71 @@ func TestGEMMBF16VectorPackSameBits(t *testing.T) {
 	}
 }
 
+// TestGEMMBF16PackRounding packs fp32 rows that each hold one value (a rounding tie, a value that
+// rounds up to infinity, NaN, an infinity, a signed zero, a subnormal) at a column that moves from
+// row to row, and multiplies them by ones, so that every element of a row of C is that value as the
+// packing rounded it: the default packing and the scalar loops give the same bits (NaN as NaN), and every value
+// the kernel does not flush (vdpbf16ps zeroes subnormals) is the fp32 value rounded to nearest even.
+func TestGEMMBF16PackRounding(t *testing.T) {
+	defer useGEMMBF16Kernel("")
+	defer gemmBF16ScalarPack(false)
+	specials := []float64{1 + 1.0/256, 1 + 3.0/256, -(1 + 5.0/256), 1 + 1.0/256 + 1.0/(1<<20), 3.3961e38, -3.4e38,
+		3.38e38, math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 1e-40, -3e-39, 1.1754944e-38, 65504.5, 0.1}
+	const N = 8
+	for _, k := range gemmBF16Kernels() {
+		if err := useGEMMBF16Kernel(k); err != nil {
+			t.Fatal(err)
+		}
+		for _, K := range []int{34, 33} {
+			M := 2 * len(specials)
+			x := make([]float32, M)
+			for i := range x {
+				x[i] = float32(specials[i%len(specials)] * float64(1+i/len(specials)))
+			}
+			x[M-1] = math.Float32frombits(0x7f800001) // a NaN whose payload is below bf16's bits: not infinity
+			ones := make([]float64, K*N)
+			for i := range ones {
+				ones[i] = 1
+			}
+			for _, tA := range []bool{false, true} {
+				a, lda := make([]float32, M*K), K // float32: a NaN's payload stays as it is
+				if tA {
+					lda = M
+				}
+				for i := range M {
+					col := (i * 5) % K
+					if tA {
+						a[col*M+i] = x[i]
+					} else {
+						a[i*K+col] = x[i]
+					}
+				}
+				ab := Alloc(M * K)
+				ab.CopyFrom(a)
+				t.Cleanup(ab.Free)
+				var runs [2][]float64
+				for i, scalar := range []bool{true, false} {
+					gemmBF16ScalarPack(scalar)
+					c := zeros(t, M*N)
+					GEMMBF16(tA, false, M, N, K, 1, ab, lda, buf(t, ones), N, 0, c, N)
+					runs[i] = read(c)
+				}
+				for i := range runs[0] {
+					s, v := runs[0][i], runs[1][i]
+					if math.IsNaN(s) != math.IsNaN(v) || !math.IsNaN(s) && math.Float64bits(s) != math.Float64bits(v) {
+						t.Fatalf("%s K=%d tA=%v: C[%d] vector packing %g, scalar %g", k, K, tA, i, v, s)
+					}
+					xi := x[i/N]
+					want := bf16Value(bf16Bits(xi))
+					if math.IsNaN(float64(xi)) != math.IsNaN(v) || !math.IsNaN(v) && v != 0 && v != want {
+						t.Fatalf("%s K=%d tA=%v: C[%d] = %g, want %g (%g rounded)", k, K, tA, i, v, want, xi)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestGEMMBF16DirectASameBits checks the products whose bf16 A the vdpbf16ps kernel reads in place
 // (not transposed, even K and leading dimension) against packing every operand with the scalar
 // loops, bit for bit, at 1 and 2 threads: rows off the panel height, K of several slices.
