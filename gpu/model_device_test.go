@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gorstar/dist"
 	"gorstar/internal/testenv"
 	"gorstar/kernels"
 	"gorstar/model"
@@ -17,7 +18,9 @@ import (
 // tiny model in fp32 and bf16, against the same on the CPU backend.
 func TestModelOnEmulatedDevice(t *testing.T) {
 	testenv.Short(t, "compiles the kernels for the CPU emulator and runs a tiny model on them")
-	modelOnDevice(t, emulatedDevice(t, VendorCUDA))
+	d := emulatedDevice(t, VendorCUDA)
+	modelOnDevice(t, d)
+	t.Run("gradient all-reduce", func(t *testing.T) { gradsAllReducedOnDevice(t, d) })
 }
 
 // TestModelOnEmulatedDevice on the GPU of GORSTAR_GPU_DEVICE (bench/gpu-check.sh).
@@ -25,12 +28,92 @@ func TestModelOnDevice(t *testing.T) {
 	modelOnDevice(t, openTestDevice(t))
 }
 
-func modelOnDevice(t *testing.T, d *Device) {
-	cfg := model.Config{
+// tinyConfig is the model these tests run: 2 layers, hidden 16, vocabulary 40.
+func tinyConfig() model.Config {
+	return model.Config{
 		ModelType: "qwen3", VocabSize: 40, HiddenSize: 16, IntermediateSize: 24, NumHiddenLayers: 2,
 		NumAttentionHeads: 4, NumKeyValueHeads: 2, HeadDim: 8, RopeTheta: 1e4, RMSNormEps: 1e-6,
 		InitializerRange: 0.3,
 	}
+}
+
+// testBatch is two rows of 9 tokens, the first two packed documents, with random weights.
+func testBatch(cfg model.Config) *model.Batch {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const B, L = 2, 9
+	b := &model.Batch{B: B, L: L, IDs: make([]int32, B*L), Weights: make([]float32, B*L), Docs: [][]int{{5, 4}, {9}}}
+	for i := range b.IDs {
+		b.IDs[i] = int32(rng.IntN(cfg.VocabSize))
+		b.Weights[i] = float32(rng.Float64()*2 - 0.5)
+	}
+	return b
+}
+
+// gradsAllReducedOnDevice runs data-parallel training's gradient all-reduce for a model on the
+// device through a CollectiveComm whose NCCL is a fake standing for two ranks with the same
+// gradients: it doubles a float32 buffer in place. The gradients must come back doubled, exactly,
+// from AllReduceGrads and from the overlapped all-reduce's finish, handed to NCCL where they are
+// (nothing staged through the host).
+func gradsAllReducedOnDevice(t *testing.T, d *Device) {
+	dir := t.TempDir()
+	useSearch(t, dir)
+	fakeLibrary(t, dir, "libnccl.so.2", tableNames(t, "GK_NCCL_SYMS"), map[string]string{
+		"ncclCommInitRank": "typedef struct { char b[128]; } uid_fake; int ncclCommInitRank(void **c, int n, uid_fake id, int r) { *c = (void *)8; return 0; }",
+		"ncclAllReduce":    "int ncclAllReduce(const void *s, void *r, unsigned long n, int dt, int op, void *c, void *st) { if (s != r || dt != 7 || op != 0) return 4; for (unsigned long i = 0; i < n; i++) ((float *)r)[i] *= 2; return 0; }",
+	})
+	c, err := NewCollectiveComm(d, (*dist.World)(nil).Collectives(), 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	kernels.UseDevice(d.Kernels())
+	defer kernels.UseDevice(nil)
+	cfg := tinyConfig()
+	m, err := model.New(cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, overlap := range []bool{false, true} {
+		m.ZeroGrads()
+		if overlap {
+			m.OverlapAllReduceGrads(c)
+		}
+		if _, err := m.ForwardBackward(testBatch(cfg)); err != nil {
+			t.Fatal(err)
+		}
+		before := make([]float32, m.Grads.Size)
+		m.Grads.All.CopyTo(before)
+		if overlap {
+			_, err = m.FinishAllReduceGrads(c)
+		} else {
+			err = m.AllReduceGrads(c)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := make([]float32, m.Grads.Size)
+		m.Grads.All.CopyTo(after)
+		nonzero := 0
+		for i := range before {
+			if after[i] != 2*before[i] {
+				t.Fatalf("overlap=%v: gradient %d is %g after the all-reduce, %g before", overlap, i, after[i], before[i])
+			}
+			if before[i] != 0 {
+				nonzero++
+			}
+		}
+		if nonzero < len(before)/2 {
+			t.Fatalf("overlap=%v: only %d of %d gradients are nonzero", overlap, nonzero, len(before))
+		}
+	}
+	if !c.stage.IsNil() {
+		t.Error("the gradients were staged through the host")
+	}
+}
+
+func modelOnDevice(t *testing.T, d *Device) {
+	cfg := tinyConfig()
 	for _, prec := range []model.Precision{model.FP32, model.BF16} {
 		t.Run(string(prec), func(t *testing.T) {
 			// The GPU bounds of TestDeviceMatchesCPU: fp32 1e-4 of the largest value, bf16 8e-3.
@@ -108,13 +191,7 @@ func trainStep(t *testing.T, cfg model.Config, prec model.Precision) stepResult 
 	if err := m.SetPrecision(prec); err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(5, 6))
-	const B, L = 2, 9
-	b := &model.Batch{B: B, L: L, IDs: make([]int32, B*L), Weights: make([]float32, B*L), Docs: [][]int{{5, 4}, {9}}}
-	for i := range b.IDs {
-		b.IDs[i] = int32(rng.IntN(cfg.VocabSize))
-		b.Weights[i] = float32(rng.Float64()*2 - 0.5)
-	}
+	b := testBatch(cfg)
 	var r stepResult
 	r.before = make([]float32, m.Params.Size)
 	m.Params.All.CopyTo(r.before)

@@ -137,6 +137,33 @@ func (c *CollectiveComm) Broadcast(buf []byte, root int) error {
 	})
 }
 
+// AllReduceDeviceF32 replaces b, float32 in this device's memory, with its element-wise sum over
+// the ranks, in place and without staging through the host: the trainers' gradients on a GPU
+// (model.DeviceComm). The device's queued work is finished first and NCCL's before it returns,
+// since NCCL runs on its own stream.
+func (c *CollectiveComm) AllReduceDeviceF32(b kernels.Buf) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	if b.DType() != kernels.F32 {
+		return fmt.Errorf("gpu: %s: all-reduce of a %v device buffer, want float32", c.lib, b.DType())
+	}
+	if err := c.d.Synchronize(); err != nil {
+		return err
+	}
+	if err := c.d.bind(); err != nil {
+		return err
+	}
+	p := toDev(b).ptr()
+	if r := C.call_ncclAllReduce(p, p, C.size_t(b.Len()), ncclFloat32, ncclSum, c.comm, nil); r != 0 {
+		return c.error("ncclAllReduce", r)
+	}
+	return c.d.Synchronize()
+}
+
+// Library names the collectives' library: "NCCL" or "RCCL".
+func (c *CollectiveComm) Library() string { return c.lib.String() }
+
 func (c *CollectiveComm) AllGather(send []byte) ([]byte, error) { return c.boot.AllGather(send) }
 
 func (c *CollectiveComm) Barrier() error { return c.boot.Barrier() }

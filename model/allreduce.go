@@ -15,9 +15,17 @@ var gradBucket = 1 << 22 // a variable for the tests only
 // gradBuckets is the number of all-reduce calls for size floats.
 func gradBuckets(size int) int { return (size + gradBucket - 1) / gradBucket }
 
+// DeviceComm is a dist.Comm that also sums float32 buffers in device memory over the ranks, in
+// place (gpu.CollectiveComm: NCCL or RCCL between the ranks' GPUs). AllReduceGrads hands it the
+// gradients of a model on a GPU instead of staging them through host memory.
+type DeviceComm interface {
+	dist.Comm
+	AllReduceDeviceF32(b kernels.Buf) error
+}
+
 // AllReduceGrads sums the model's gradients over the ranks of c, in buckets of gradBucket floats.
-// On the CPU backend MPI reads and writes the gradients where they are; a device's are staged
-// through host memory. Every rank then holds the same sum.
+// On the CPU backend MPI reads and writes the gradients where they are; a device's go to c in
+// place when c is a DeviceComm, else through host memory. Every rank then holds the same sum.
 func (m *Model) AllReduceGrads(c dist.Comm) error {
 	g := m.Grads
 	if host := g.All.Floats(); host != nil {
@@ -30,21 +38,33 @@ func (m *Model) AllReduceGrads(c dist.Comm) error {
 		}
 		return nil
 	}
-	return m.stagedAllReduce(c)
+	return m.deviceAllReduce(c)
 }
 
-// stagedAllReduce is AllReduceGrads for gradients that are not in host memory.
-func (m *Model) stagedAllReduce(c dist.Comm) error {
+// deviceAllReduce is AllReduceGrads for gradients that are not in host memory: in place through a
+// DeviceComm, else each bucket copied to the host, reduced there and copied back.
+func (m *Model) deviceAllReduce(c dist.Comm) error {
 	g := m.Grads
-	host := make([]float32, min(gradBucket, g.Size))
+	dc, direct := c.(DeviceComm)
+	var host []float32
+	if !direct {
+		host = make([]float32, min(gradBucket, g.Size))
+	}
 	for off := 0; off < g.Size; off += gradBucket {
 		n := min(gradBucket, g.Size-off)
 		b := g.All.Slice(off, n)
-		b.CopyTo(host[:n])
-		if err := c.AllReduceF32(host[:n]); err != nil {
+		var err error
+		if direct {
+			err = dc.AllReduceDeviceF32(b)
+		} else {
+			b.CopyTo(host[:n])
+			if err = c.AllReduceF32(host[:n]); err == nil {
+				b.CopyFrom(host[:n])
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("all-reduce gradients [%d, %d): %w", off, off+n, err)
 		}
-		b.CopyFrom(host[:n])
 	}
 	return nil
 }
@@ -156,7 +176,7 @@ func (m *Model) FinishAllReduceGrads(c dist.Comm) (early int, err error) {
 		return 0, m.AllReduceGrads(c)
 	}
 	if o.host == nil {
-		return 0, m.stagedAllReduce(o.c)
+		return 0, m.deviceAllReduce(o.c)
 	}
 	kernels.Synchronize()
 	for k := len(o.sent) - 1; k >= 0; k-- {
