@@ -15,8 +15,9 @@ import (
 // are probed in a child process first (a missing library or a broken driver is one line), then
 // opened in this one (package gpu: the kernels compiled at run time or read from the cache) and
 // installed as the kernels' device, so the model's ops run there; auto is the first vendor whose
-// probe finds a GPU, else the CPU. Data-parallel ranks stay on the CPU: their gradients are
-// all-reduced through host memory by MPI, and the NCCL/RCCL communicator is not wired in.
+// probe finds a GPU, else the CPU. Data-parallel ranks take one GPU each, N + their local rank,
+// and all-reduce their gradients between the GPUs with NCCL or RCCL (joinGPUs); with auto they
+// stay on the CPU, all-reducing through host memory by MPI.
 func openDevice(o Options, dev config.Device) (config.Device, error) {
 	if dev.Kind == "cpu" {
 		return dev, nil
@@ -31,33 +32,43 @@ func openDevice(o Options, dev config.Device) (config.Device, error) {
 				if !o.Quiet {
 					fmt.Fprintf(os.Stderr, "gorstar: --device auto: %s\n", describeGPU(rep, 0))
 				}
-				return config.Device{Kind: string(v)}, install(o, v, 0)
+				_, err := install(o, v, 0)
+				return config.Device{Kind: string(v)}, err
 			}
 		}
 		return config.Device{Kind: "cpu"}, nil
 	}
 	if ranks {
-		return dev, usererr.New("--device %s: data-parallel ranks run on the CPU only (the GPU collectives are not wired in); use --device cpu", o.Device)
+		dev.Index += o.World.LocalRank
 	}
 	rep := gpu.ProbeIsolated(gpu.Vendor(dev.Kind))
 	if !rep.Usable() {
 		return dev, usererr.New("--device %s: %s (see `gorstar doctor`)", o.Device, strings.TrimPrefix(rep.Error, "gpu: "))
 	}
 	if n := len(rep.Runtime.Devices); dev.Index >= n {
+		if ranks {
+			return dev, usererr.New("--device %s: rank %d (local rank %d) takes %s:%d, %d visible on its node: one GPU per rank (see `gorstar doctor`)",
+				o.Device, o.World.Rank, o.World.LocalRank, dev.Kind, dev.Index, n)
+		}
 		return dev, usererr.New("--device %s: %s:%d not found, %d visible (see `gorstar doctor`)", o.Device, dev.Kind, dev.Index, n)
 	}
-	return dev, install(o, gpu.Vendor(dev.Kind), dev.Index)
+	d, err := install(o, gpu.Vendor(dev.Kind), dev.Index)
+	if err != nil || d == nil || !ranks {
+		return dev, err
+	}
+	return dev, joinGPUs(o, d)
 }
 
 // install opens GPU index of vendor v and makes it the kernels' device; its notes (vendor GEMM
-// unusable, kernel cache not writable) go to stderr.
-func install(o Options, v gpu.Vendor, index int) error {
+// unusable, kernel cache not writable) go to stderr. It returns nil when an earlier command of
+// this process opened the device already.
+func install(o Options, v gpu.Vendor, index int) (*gpu.Device, error) {
 	if kernels.OnDevice() {
-		return nil // opened by an earlier command of this process
+		return nil, nil
 	}
 	d, err := gpu.Open(v, index)
 	if err != nil {
-		return usererr.New("--device %s: %s", o.Device, strings.TrimPrefix(err.Error(), "gpu: "))
+		return nil, usererr.New("--device %s: %s", o.Device, strings.TrimPrefix(err.Error(), "gpu: "))
 	}
 	if !o.Quiet {
 		for _, n := range d.Notes {
@@ -65,6 +76,21 @@ func install(o Options, v gpu.Vendor, index int) error {
 		}
 	}
 	kernels.UseDevice(d.Kernels())
+	return d, nil
+}
+
+// joinGPUs moves the ranks' bulk collectives (the gradient all-reduce, in place on the GPUs, and
+// broadcasts) onto NCCL or RCCL between the ranks' GPUs; the launcher's MPI carries rank 0's
+// unique id and stays for the small messages.
+func joinGPUs(o Options, d *gpu.Device) error {
+	w := o.World
+	cc, err := gpu.NewCollectiveComm(d, w.Comm, w.Rank, w.Size)
+	if err != nil {
+		return usererr.New("--device %s: rank %d: the collectives between the GPUs: %s", o.Device, w.Rank,
+			strings.TrimPrefix(err.Error(), "gpu: "))
+	}
+	w.Comm = cc
+	w.Transport += "; " + cc.Library() + " between the GPUs"
 	return nil
 }
 
