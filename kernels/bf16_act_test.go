@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -9,7 +10,7 @@ import (
 func sameBits(t *testing.T, what string, got, want []float64) {
 	t.Helper()
 	for i := range want {
-		if got[i] != want[i] {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
 			t.Fatalf("%s[%d] = %.9g, want %.9g (the same bits)", what, i, got[i], want[i])
 		}
 	}

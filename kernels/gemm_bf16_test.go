@@ -323,12 +323,10 @@ func TestGEMMBF16PackRounding(t *testing.T) {
 	}
 }
 
-// TestGEMMBF16DirectASameBits checks the products whose bf16 A the vdpbf16ps kernel reads in place
-// (not transposed, even K and leading dimension) against packing every operand with the scalar
-// loops, bit for bit, at 1 and 2 threads: rows off the panel height, K of several slices.
-func TestGEMMBF16DirectASameBits(t *testing.T) {
+// eachKernelThreads runs f for every bf16 GEMM kernel at 1 and 2 threads.
+func eachKernelThreads(t *testing.T, f func(k string, threads int)) {
+	t.Helper()
 	defer useGEMMBF16Kernel("")
-	defer gemmBF16ScalarPack(false)
 	defer Init(0, 2)
 	for _, k := range gemmBF16Kernels() {
 		if err := useGEMMBF16Kernel(k); err != nil {
@@ -338,63 +336,55 @@ func TestGEMMBF16DirectASameBits(t *testing.T) {
 			if err := Init(0, threads); err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range [][3]int{{5, 40, 64}, {12, 32, 32}, {29, 70, 1100}, {150, 97, 1046}} {
-				for _, tB := range []bool{false, true} {
-					var runs [2][]float64
-					for i, scalar := range []bool{true, false} {
-						gemmBF16ScalarPack(scalar)
-						r := rand.New(rand.NewPCG(48, uint64(s[0])))
-						name := fmt.Sprintf("%s %v tB=%v scalar=%v threads=%d", k, s, tB, scalar, threads)
-						runs[i] = gemmBF16Case(t, r, name, false, tB, s[0], s[1], s[2], 1, 0.5, BF16, BF16, F32, false)
-					}
-					for i := range runs[0] {
-						if math.Float64bits(runs[0][i]) != math.Float64bits(runs[1][i]) {
-							t.Fatalf("%s %v tB=%v threads=%d: A read in place gives %.9g at %d, packed %.9g", k, s, tB,
-								threads, runs[1][i], i, runs[0][i])
-						}
-					}
-				}
-			}
+			f(k, threads)
 		}
 	}
+}
+
+// TestGEMMBF16DirectASameBits checks the products whose bf16 A the vdpbf16ps kernel reads in place
+// (not transposed, even K and leading dimension) against packing every operand with the scalar
+// loops, bit for bit, at 1 and 2 threads: rows off the panel height, K of several slices.
+func TestGEMMBF16DirectASameBits(t *testing.T) {
+	defer gemmBF16ScalarPack(false)
+	eachKernelThreads(t, func(k string, threads int) {
+		for _, s := range [][3]int{{5, 40, 64}, {12, 32, 32}, {29, 70, 1100}, {150, 97, 1046}} {
+			for _, tB := range []bool{false, true} {
+				var runs [2][]float64
+				for i, scalar := range []bool{true, false} {
+					gemmBF16ScalarPack(scalar)
+					r := rand.New(rand.NewPCG(48, uint64(s[0])))
+					name := fmt.Sprintf("%s %v tB=%v scalar=%v threads=%d", k, s, tB, scalar, threads)
+					runs[i] = gemmBF16Case(t, r, name, false, tB, s[0], s[1], s[2], 1, 0.5, BF16, BF16, F32, false)
+				}
+				sameBits(t, fmt.Sprintf("%s %v tB=%v threads=%d: A read in place, against packed:", k, s, tB, threads),
+					runs[1], runs[0])
+			}
+		}
+	})
 }
 
 // TestGEMMBF16ResidentOrderSameBits runs products of several K slices with each block of C kept
 // over all of K (B packed for every slice first) and slice by slice, at 1 and 2 threads: the same
 // bits, each checked against the float64 reference.
 func TestGEMMBF16ResidentOrderSameBits(t *testing.T) {
-	defer useGEMMBF16Kernel("")
 	old := gemmBF16ResidentLimit(0)
 	defer gemmBF16ResidentLimit(old)
-	defer Init(0, 2)
-	for _, k := range gemmBF16Kernels() {
-		if err := useGEMMBF16Kernel(k); err != nil {
-			t.Fatal(err)
-		}
-		for _, threads := range []int{1, 2} {
-			if err := Init(0, threads); err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range [][3]int{{150, 97, 1100}, {301, 45, 1601}, {13, 200, 2000}} {
-				for tr := range 4 {
-					tA, tB := tr&1 == 1, tr&2 == 2
-					var runs [2][]float64
-					for i, limit := range []int{0, 8 << 20} {
-						gemmBF16ResidentLimit(limit)
-						r := rand.New(rand.NewPCG(47, uint64(tr)))
-						name := fmt.Sprintf("%s %v tA=%v tB=%v limit=%d", k, s, tA, tB, limit)
-						runs[i] = gemmBF16Case(t, r, name, tA, tB, s[0], s[1], s[2], 1, 0.5, BF16, F32, F32, true)
-					}
-					for i := range runs[0] {
-						if math.Float64bits(runs[0][i]) != math.Float64bits(runs[1][i]) {
-							t.Fatalf("%s %v tA=%v tB=%v: resident order gives %.9g at %d, slice order %.9g", k, s, tA,
-								tB, runs[1][i], i, runs[0][i])
-						}
-					}
+	eachKernelThreads(t, func(k string, threads int) {
+		for _, s := range [][3]int{{150, 97, 1100}, {301, 45, 1601}, {13, 200, 2000}} {
+			for tr := range 4 {
+				tA, tB := tr&1 == 1, tr&2 == 2
+				var runs [2][]float64
+				for i, limit := range []int{0, 8 << 20} {
+					gemmBF16ResidentLimit(limit)
+					r := rand.New(rand.NewPCG(47, uint64(tr)))
+					name := fmt.Sprintf("%s %v tA=%v tB=%v limit=%d", k, s, tA, tB, limit)
+					runs[i] = gemmBF16Case(t, r, name, tA, tB, s[0], s[1], s[2], 1, 0.5, BF16, F32, F32, true)
 				}
+				sameBits(t, fmt.Sprintf("%s %v tA=%v tB=%v threads=%d: resident order, against slice order:", k, s, tA, tB,
+					threads), runs[1], runs[0])
 			}
 		}
-	}
+	})
 }
 
 func TestGEMMBF16ThreadCounts(t *testing.T) {
