@@ -247,12 +247,7 @@ func TestGEMMBF16VectorPackSameBits(t *testing.T) {
 					name := fmt.Sprintf("%s %v tA=%v tB=%v scalar=%v", k, s, tA, tB, scalar)
 					runs[i] = gemmBF16Case(t, r, name, tA, tB, s[0], s[1], s[2], 1, 0.5, BF16, BF16, F32, true)
 				}
-				for i := range runs[0] {
-					if math.Float64bits(runs[0][i]) != math.Float64bits(runs[1][i]) {
-						t.Fatalf("%s %v tA=%v tB=%v: vector packing gives %.9g at %d, scalar %.9g", k, s, tA, tB,
-							runs[1][i], i, runs[0][i])
-					}
-				}
+				sameBits(t, fmt.Sprintf("%s %v tA=%v tB=%v: vector packing, against scalar:", k, s, tA, tB), runs[1], runs[0])
 			}
 		}
 	}
