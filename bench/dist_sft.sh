@@ -22,7 +22,7 @@
 # "profile" of `gorstar sft --json` summed over its rounds (rank 0's clock; compute per rank):
 # forward/backward (and its ms per padded token: a rank slowed by its neighbour shows here), the
 # slowest rank's lead over the mean (imbalance: what the faster ranks wait at the all-reduce),
-# gradient all-reduce (rank 0's waiting for a slower rank included), optimizer, the rest, and the
+# rank 0's wait for the slowest rank, the gradient all-reduce (O: its wait included), optimizer, the rest, and the
 # Go collector's CPU time.
 #
 # usage: bench/dist_sft.sh [WORKDIR]    (needs go and mpirun; settings: PRESET (small), PER_RANK (2),
@@ -143,7 +143,7 @@ for name, label in [("a", "A"), ("b", "B"), ("c", "C")] + [(v.lower(), v) for v 
     per_tok = " ".join(f"{1e3 * c / n:.2f}" for c, n in zip(tot["compute_s"], tot["padded_tokens"]))
     print(f"{label}: compute {comp} (per rank; ms per padded token {per_tok}; tokens"
           f" {' '.join(str(t) for t in tot['tokens'])}, padded {' '.join(str(t) for t in tot['padded_tokens'])})"
-          f"  imbalance {pct('imbalance_s'):.1f}  all-reduce {pct('allreduce_s'):.1f}"
+          f"  imbalance {pct('imbalance_s'):.1f}  wait {pct('wait_s'):.1f}  all-reduce {pct('allreduce_s'):.1f}"
           f" ({tot['allreduce_bytes'] / max(tot['steps'], 1) / 1e6:.0f} MB/step)  optimizer {pct('optimizer_s'):.1f}"
           f"  other {pct('other_s') + pct('stats_s'):.1f}  GC CPU {pct('gc_cpu_s'):.1f} ({tot['gc_cycles']} cycles)"
           f"  {s / tot['steps']:.2f} s/step")

@@ -22,6 +22,7 @@ type childSpec struct {
 	Seed                       uint64
 	Resume                     bool
 	KillAt                     int
+	Profile                    string // rank 0 of a data-parallel run writes its Profile here (JSON)
 }
 
 func (c childSpec) options() Options {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -44,9 +45,17 @@ func runRank() int {
 			childtest.KillSelf()
 		}
 	}
-	if _, err := Run(context.Background(), o); err != nil {
+	res, err := Run(context.Background(), o)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "rank %d: %v\n", w.Rank, err)
 		return 2
+	}
+	if spec.Profile != "" && w.Root() {
+		js, _ := json.Marshal(res.Profile)
+		if err := os.WriteFile(spec.Profile, js, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
 	}
 	if err := w.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -98,12 +107,14 @@ func TestDataParallelSFT(t *testing.T) {
 	run := func(name string, n int, extra ...string) []float32 {
 		s := spec
 		s.Out = filepath.Join(dir, name)
+		s.Profile = s.Out + ".profile.json"
 		mustRanks(t, n, s, extra...)
 		return testmodel.Weights(t, s.Out)
 	}
 	init := testmodel.Weights(t, spec.Model)
 	one := run("one", 1)
 	two := run("two", 2)
+	checkRanksProfile(t, filepath.Join(dir, "two.profile.json"), false)
 	again := run("again", 2)
 	const tolerance = 1e-4 // measured: 1.5e-6 (tiny, 5 steps)
 	if d := testmodel.UpdateDistance(one, two, init); !(d < tolerance) {
@@ -117,6 +128,7 @@ func TestDataParallelSFT(t *testing.T) {
 	if d := testmodel.UpdateDistance(two, run("overlap", 2, dist.OverlapEnv+"=1"), init); d != 0 {
 		t.Errorf("2 ranks, all-reduce overlapped with the backward: weights %.2g from the plain run, want the same bits", d)
 	}
+	checkRanksProfile(t, filepath.Join(dir, "overlap.profile.json"), true)
 
 	killed := spec
 	killed.Out, killed.KillAt = filepath.Join(dir, "killed"), 3 // checkpoints at 2 and 4: step 3 is redone
@@ -137,6 +149,29 @@ func TestDataParallelSFT(t *testing.T) {
 	mustRanks(t, 2, resumed)
 	if d := testmodel.UpdateDistance(two, testmodel.Weights(t, copyDir), init); d != 0 {
 		t.Errorf("checkpoint of 2 ranks resumed in 2: %.2g from the uninterrupted run, want the same bits", d)
+	}
+}
+
+// checkRanksProfile: rank 0's profile of a 2-rank run has both ranks' compute and tokens, a
+// gradient all-reduce of every step, a wait at the barrier before it unless the all-reduce was
+// overlapped, and phases that add up to the steps' wall time.
+func checkRanksProfile(t *testing.T, path string, overlap bool) {
+	t.Helper()
+	js, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p Profile
+	if err := json.Unmarshal(js, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Steps == 0 || len(p.ComputeS) != 2 || !(p.ComputeS[0] > 0 && p.ComputeS[1] > 0) || p.Tokens[1] == 0 ||
+		!(p.AllReduceS > 0) || p.AllReduceBytes == 0 || (p.WaitS > 0) == overlap {
+		t.Errorf("profile of 2 ranks (overlapped all-reduce %v): %+v", overlap, p)
+	}
+	sum := p.ComputeS[0] + p.WaitS + p.AllReduceS + p.StatsS + p.OptimizerS + p.OtherS
+	if math.Abs(sum-p.StepS) > 1e-6*p.StepS+1e-6 {
+		t.Errorf("phases add up to %g s, the steps took %g s", sum, p.StepS)
 	}
 }
 

@@ -21,8 +21,12 @@ type Profile struct {
 	// ImbalanceS is Σ over steps of (slowest rank's compute − the mean rank's): the time the
 	// average rank waits for the slowest one at the gradient all-reduce.
 	ImbalanceS float64 `json:"imbalance_s"`
-	// AllReduceS is rank 0's time in the gradient all-reduce (after its own backward ended, so
-	// waiting for a slower rank counts in it); AllReduceBytes is the gradient bytes it reduced.
+	// WaitS is rank 0's wait for the slowest rank at the end of the step's passes (a barrier
+	// before the gradient all-reduce); with the overlapped all-reduce (dist.World.Overlap) there is
+	// no barrier and the wait counts in AllReduceS.
+	WaitS float64 `json:"wait_s"`
+	// AllReduceS is rank 0's time in the gradient all-reduce; AllReduceBytes is the gradient
+	// bytes it reduced.
 	AllReduceS     float64 `json:"allreduce_s"`
 	AllReduceBytes int64   `json:"allreduce_bytes"`
 	// StatsS is the all-reduce of the step's loss, token counts and these timings.

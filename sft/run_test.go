@@ -65,10 +65,10 @@ func checkProfile(t *testing.T, res Result) {
 	t.Helper()
 	p := res.Profile
 	if p == nil || p.Steps != res.Steps || len(p.ComputeS) != 1 || p.Tokens[0] != res.Tokens ||
-		p.PaddedTokens[0] < res.Tokens || !(p.ComputeS[0] > 0) || p.AllReduceS != 0 || p.GOMAXPROCS < 1 {
+		p.PaddedTokens[0] < res.Tokens || !(p.ComputeS[0] > 0) || p.AllReduceS != 0 || p.WaitS != 0 || p.GOMAXPROCS < 1 {
 		t.Fatalf("profile %+v of %+v", p, res)
 	}
-	sum := p.ComputeS[0] + p.AllReduceS + p.StatsS + p.OptimizerS + p.OtherS
+	sum := p.ComputeS[0] + p.WaitS + p.AllReduceS + p.StatsS + p.OptimizerS + p.OtherS
 	if math.Abs(sum-p.StepS) > 1e-6*p.StepS+1e-6 {
 		t.Errorf("phases add up to %g s, the steps took %g s", sum, p.StepS)
 	}
