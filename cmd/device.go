@@ -16,27 +16,43 @@ import (
 // opened in this one (package gpu: the kernels compiled at run time or read from the cache) and
 // installed as the kernels' device, so the model's ops run there; auto is the first vendor whose
 // probe finds a GPU, else the CPU. Data-parallel ranks take one GPU each, N + their local rank,
-// and all-reduce their gradients between the GPUs with NCCL or RCCL (joinGPUs); with auto they
-// stay on the CPU, all-reducing through host memory by MPI.
+// and all-reduce their gradients between the GPUs with NCCL or RCCL (joinGPUs); with auto, ranks
+// under mpirun or srun stay on the CPU, all-reducing through host memory by MPI. A torchrun-style
+// launch (a Bootstrap world: no MPI) needs the GPUs' collectives, so its auto looks for GPUs and
+// its CPU is refused.
 func openDevice(o Options, dev config.Device) (config.Device, error) {
+	ranks := o.World != nil && o.World.Distributed()
+	boot := ranks && o.World.Bootstrap
 	if dev.Kind == "cpu" {
+		if boot {
+			return dev, bootstrapNeedsGPU(o)
+		}
 		return dev, nil
 	}
-	ranks := o.World != nil && o.World.Distributed()
 	if dev.Kind == "auto" {
-		if ranks {
+		if ranks && !boot {
 			return config.Device{Kind: "cpu"}, nil
 		}
+		found := false
 		for _, v := range []gpu.Vendor{gpu.VendorCUDA, gpu.VendorROCm} {
 			if rep := gpu.ProbeIsolated(v); rep.Usable() {
-				if !o.Quiet {
-					fmt.Fprintf(os.Stderr, "gorstar: --device auto: %s\n", describeGPU(rep, 0))
+				if !ranks {
+					if !o.Quiet {
+						fmt.Fprintf(os.Stderr, "gorstar: --device auto: %s\n", describeGPU(rep, 0))
+					}
+					_, err := install(o, v, 0)
+					return config.Device{Kind: string(v)}, err
 				}
-				_, err := install(o, v, 0)
-				return config.Device{Kind: string(v)}, err
+				dev, found = config.Device{Kind: string(v)}, true
+				break
 			}
 		}
-		return config.Device{Kind: "cpu"}, nil
+		if !found {
+			if boot {
+				return config.Device{Kind: "cpu"}, bootstrapNeedsGPU(o)
+			}
+			return config.Device{Kind: "cpu"}, nil
+		}
 	}
 	if ranks {
 		dev.Index += o.World.LocalRank
@@ -80,8 +96,8 @@ func install(o Options, v gpu.Vendor, index int) (*gpu.Device, error) {
 }
 
 // joinGPUs moves the ranks' bulk collectives (the gradient all-reduce, in place on the GPUs, and
-// broadcasts) onto NCCL or RCCL between the ranks' GPUs; the launcher's MPI carries rank 0's
-// unique id and stays for the small messages.
+// broadcasts) onto NCCL or RCCL between the ranks' GPUs; the launcher's MPI, or the TCP rendezvous
+// of a torchrun-style launch, carries rank 0's unique id and stays for the small messages.
 func joinGPUs(o Options, d *gpu.Device) error {
 	w := o.World
 	cc, err := gpu.NewCollectiveComm(d, w.Comm, w.Rank, w.Size)
@@ -89,9 +105,16 @@ func joinGPUs(o Options, d *gpu.Device) error {
 		return usererr.New("--device %s: rank %d: the collectives between the GPUs: %s", o.Device, w.Rank,
 			strings.TrimPrefix(err.Error(), "gpu: "))
 	}
-	w.Comm = cc
+	w.Comm, w.Bootstrap = cc, false
 	w.Transport += "; " + cc.Library() + " between the GPUs"
 	return nil
+}
+
+// bootstrapNeedsGPU is the error of a torchrun-style launch on the CPU: its TCP rendezvous through
+// rank 0 carries control messages, not gradients.
+func bootstrapNeedsGPU(o Options) error {
+	return usererr.New("--device %s: a torchrun-style launch (RANK, WORLD_SIZE, MASTER_ADDR; no MPI) runs one GPU per rank (--device cuda or rocm) and all-reduces with NCCL/RCCL; on CPUs launch the ranks with mpirun or srun",
+		o.Device)
 }
 
 func describeGPU(rep gpu.VendorReport, i int) string {

@@ -3,6 +3,8 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -63,5 +65,58 @@ func TestWorldCommandLine(t *testing.T) {
 	_, stderr, err = run(cmd)
 	if err == nil || !strings.Contains(stderr, "of 2 (Open MPI): no MPI library found (tried /nonexistent/libmpi.so)") {
 		t.Errorf("no MPI library: %v, stderr:\n%s", err, stderr)
+	}
+}
+
+// Two ranks launched torchrun's way (no MPI) on the CPU meet at MASTER_ADDR and are refused with
+// one line each, status 1 (with --device auto too, finding no GPU): their rendezvous carries control messages, not gradients. A rank
+// whose peer never comes gives up after GORSTAR_RENDEZVOUS_TIMEOUT naming it.
+func TestTorchrunOnCPU(t *testing.T) {
+	bin := gorstarBinary(t)
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ln.Close()
+	start := func(rank int, timeout string, args ...string) (*osexec.Cmd, *bytes.Buffer) {
+		cmd := osexec.Command(bin, args...)
+		var errb bytes.Buffer
+		cmd.Dir, cmd.Stderr = dir, &errb
+		cmd.Env = append(os.Environ(), fmt.Sprintf("RANK=%d", rank), "WORLD_SIZE=2",
+			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+port, "GORSTAR_RENDEZVOUS_TIMEOUT="+timeout)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, &errb
+	}
+	sft := []string{"--threads", "1", "sft", "--model", "init", "--data", "sft.parquet", "--out", "out"}
+	var cmds [2]*osexec.Cmd
+	var errs [2]*bytes.Buffer
+	// Rank 0 asks for --device auto (which looks for GPUs under torchrun), rank 1 takes the
+	// default, the CPU.
+	devices := []string{"auto", "cpu"}
+	for r := range 2 {
+		args := sft
+		if r == 0 {
+			args = append([]string{"--device", "auto"}, sft...)
+		}
+		cmds[r], errs[r] = start(r, "30", args...)
+	}
+	want := "gorstar: rank %d of 2: --device %s: a torchrun-style launch (RANK, WORLD_SIZE, MASTER_ADDR; no MPI) runs one GPU per rank"
+	for r, cmd := range cmds {
+		err := cmd.Wait()
+		line := strings.TrimSpace(errs[r].String())
+		if w := fmt.Sprintf(want, r, devices[r]); cmd.ProcessState.ExitCode() != 1 || !strings.HasPrefix(line, w) || strings.Contains(line, "\n") {
+			t.Errorf("rank %d: %v, stderr %q; want one line %q…", r, err, line, w)
+		}
+	}
+
+	cmd, errb := start(1, "0.5", sft...)
+	cmd.Wait()
+	want = "gorstar: rank 1 of 2 (torchrun): rendezvous: rank 0 at 127.0.0.1:" + port + " not reached within 500ms"
+	if line := strings.TrimSpace(errb.String()); cmd.ProcessState.ExitCode() != 1 || !strings.HasPrefix(line, want) || strings.Contains(line, "\n") {
+		t.Errorf("rank 1 alone: status %d, stderr %q, want one line %q…", cmd.ProcessState.ExitCode(), line, want)
 	}
 }

@@ -118,13 +118,13 @@ func TestMissingLibrary(t *testing.T) {
 		{"libc.so.6", "libc.so.6 has no symbol MPI_Init_thread: not a usable MPI library"},
 	} {
 		t.Setenv("GORSTAR_LIBMPI", c.lib)
-		t.Setenv("RANK", "0")
-		t.Setenv("WORLD_SIZE", "2")
+		t.Setenv("OMPI_COMM_WORLD_RANK", "0")
+		t.Setenv("OMPI_COMM_WORLD_SIZE", "2")
 		_, err := Join()
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("GORSTAR_LIBMPI=%s: error %v, want one line containing %q", c.lib, err, c.want)
 		}
-		if err != nil && !strings.Contains(err.Error(), "rank 0 of 2 (torchrun)") {
+		if err != nil && !strings.Contains(err.Error(), "rank 0 of 2 (Open MPI)") {
 			t.Errorf("error does not name the rank and launcher: %v", err)
 		}
 	}

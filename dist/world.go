@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"time"
 )
 
 // Comm is the collectives a data-parallel job needs. Every rank calls each one in the same order
@@ -38,7 +39,12 @@ type World struct {
 	// still runs (OverlapEnv=1 in the environment; off by default, see README "Cost of the
 	// all-reduce"). The sums are the same bits either way.
 	Overlap bool
-	mpi     *mpiComm
+	// Bootstrap is true while Comm carries control messages only: a torchrun-style launch, whose
+	// collectives go through rank 0 over TCP (tcp.go). Training needs a device's collectives in
+	// its place (package gpu's NCCL/RCCL), which set Bootstrap to false.
+	Bootstrap bool
+	mpi       *mpiComm
+	tcp       *tcpComm
 }
 
 // NoPinEnv=1 in the environment leaves a rank's cores as the launcher left them (no pinning to
@@ -50,9 +56,10 @@ const OverlapEnv = "GORSTAR_OVERLAP_ALLREDUCE"
 
 // Join reads the launcher's environment, pins the process to its share of the node's cores and
 // connects the collectives. Without a launcher, or with a world of one, it returns a World of
-// size 1 whose collectives do nothing and pins nothing. A torchrun-style environment needs an
-// MPI library for the collectives (no TCP transport is built in); so does every world of two or
-// more: a missing or mismatched library is an error of one line.
+// size 1 whose collectives do nothing and pins nothing. Under mpirun or srun the collectives are
+// MPI's: a missing or mismatched library is an error of one line. A torchrun-style launch has no
+// MPI world: its ranks meet at rank 0's address (MASTER_ADDR) and get a Bootstrap world (see
+// tcp.go).
 func Join() (*World, error) {
 	p, err := PlaceFromEnv(os.Getenv)
 	if err != nil {
@@ -74,16 +81,27 @@ func Join() (*World, error) {
 	if _, set := os.LookupEnv("GOMAXPROCS"); !set && len(w.Cores) > 0 {
 		runtime.GOMAXPROCS(len(w.Cores))
 	}
+	w.Overlap = os.Getenv(OverlapEnv) == "1"
+	if p.Launcher == "torchrun" {
+		addr, err := rendezvousAddr(p, os.Getenv)
+		if err == nil {
+			var timeout time.Duration
+			if timeout, err = rendezvousTimeout(os.Getenv); err == nil {
+				w.tcp, err = rendezvous(p, addr, timeout)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("rank %d of %d (%s): %w", p.Rank, p.Size, p.Launcher, err)
+		}
+		w.Comm, w.Bootstrap = w.tcp, true
+		w.Transport = "TCP through rank 0 at " + addr + " (control messages)"
+		return w, nil
+	}
 	m, err := openMPI(p)
 	if err != nil {
-		how := ""
-		if p.Launcher == "torchrun" {
-			how = " (a torchrun-style launch uses MPI for its collectives; gorstar has no TCP transport of its own)"
-		}
-		return nil, fmt.Errorf("rank %d of %d (%s): %w%s", p.Rank, p.Size, p.Launcher, err, how)
+		return nil, fmt.Errorf("rank %d of %d (%s): %w", p.Rank, p.Size, p.Launcher, err)
 	}
 	w.Comm, w.mpi, w.Transport = m, m, m.library
-	w.Overlap = os.Getenv(OverlapEnv) == "1"
 	return w, nil
 }
 
@@ -146,7 +164,18 @@ func (w *World) Describe(threads int) (string, error) {
 
 // Close ends the collectives (MPI_Finalize). Every rank calls it once, after its last collective.
 func (w *World) Close() error {
-	if w == nil || w.mpi == nil {
+	if w == nil {
+		return nil
+	}
+	if w.tcp != nil {
+		// A barrier first: rank 0 must not close the connections while a rank still waits for
+		// the result of the last collective.
+		err := w.tcp.Barrier()
+		w.tcp.close()
+		w.tcp, w.Comm = nil, single{}
+		return err
+	}
+	if w.mpi == nil {
 		return nil
 	}
 	err := w.mpi.finalize()
@@ -155,10 +184,18 @@ func (w *World) Close() error {
 }
 
 // Abort ends every rank of the job with status code (MPI_Abort): a rank that fails while the
-// others wait in a collective would otherwise leave them waiting. It returns only in a world of
-// one, or when the collectives are closed.
+// others wait in a collective would otherwise leave them waiting. On the TCP rendezvous it closes
+// this rank's connections, which fails the others' next collective, and returns, as it does in a
+// world of one or when the collectives are closed.
 func (w *World) Abort(code int) {
-	if w != nil && w.mpi != nil {
+	if w == nil {
+		return
+	}
+	if w.tcp != nil {
+		w.tcp.close()
+		return
+	}
+	if w.mpi != nil {
 		w.mpi.abort(code)
 	}
 }

@@ -1,6 +1,10 @@
 package gpu
 
 import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -75,4 +79,84 @@ func TestCollectiveComm(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// ncclRankEnv marks a test binary started by TestCollectiveCommTorchrun as one of its ranks.
+const ncclRankEnv = "GORSTAR_GPU_NCCL_RANK"
+
+// Two processes launched torchrun's way (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; no MPI)
+// meet at rank 0's address, and NCCL's unique id made on rank 0 reaches rank 1 over that TCP
+// rendezvous: the fake NCCL's ncclCommInitRank accepts only the id its ncclGetUniqueId made, in
+// a world of 2. A rank without NCCL fails with its line, and rank 0, waiting to send the id,
+// with one naming that rank.
+func TestCollectiveCommTorchrun(t *testing.T) {
+	if os.Getenv(ncclRankEnv) != "" {
+		return
+	}
+	dir := t.TempDir()
+	fakeLibrary(t, dir, "libnccl.so.2", tableNames(t, "GK_NCCL_SYMS"), map[string]string{
+		"ncclGetUniqueId":  "typedef struct { char b[128]; } uid_fake; int ncclGetUniqueId(uid_fake *id) { for (int i = 0; i < 128; i++) id->b[i] = (char)(i * 7 + 3); return 0; }",
+		"ncclCommInitRank": "int ncclCommInitRank(void **c, int n, uid_fake id, int r) { if (n != 2 || r < 0 || r > 1) return 4; for (int i = 0; i < 128; i++) if (id.b[i] != (char)(i * 7 + 3)) return 5; *c = (void *)8; return 0; }",
+	})
+	run := func(libs ...string) []string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		ln.Close()
+		outs := make([]strings.Builder, 2)
+		cmds := make([]*exec.Cmd, 2)
+		for r := range 2 {
+			cmds[r] = exec.Command(os.Args[0], "-test.run=^TestRankNCCLTorchrun$")
+			cmds[r].Env = append(os.Environ(), ncclRankEnv+"=1", EnvCUDA+"="+libs[r], fmt.Sprintf("RANK=%d", r), "WORLD_SIZE=2",
+				"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+port, dist.RendezvousTimeoutEnv+"=60")
+			cmds[r].Stdout, cmds[r].Stderr = &outs[r], &outs[r]
+			if err := cmds[r].Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := make([]string, 2)
+		for r, c := range cmds {
+			c.Wait()
+			got[r] = outs[r].String()
+		}
+		return got
+	}
+	for r, out := range run(dir, dir) {
+		if want := fmt.Sprintf("rank %d: NCCL ok", r); !strings.Contains(out, want) {
+			t.Errorf("rank %d printed:\n%s\nwant %q", r, out, want)
+		}
+	}
+	out := run(dir, t.TempDir())
+	if want := "rank 1: gpu: NCCL not found"; !strings.Contains(out[1], want) {
+		t.Errorf("rank 1 without NCCL printed:\n%s\nwant %q", out[1], want)
+	}
+	if want := "rank 0: gpu: NCCL: broadcasting the unique id: Broadcast of 128 bytes from rank 0 (collective #1): rank 1: closed its connection"; !strings.Contains(out[0], want) {
+		t.Errorf("rank 0 beside a rank without NCCL printed:\n%s\nwant %q", out[0], want)
+	}
+}
+
+// TestRankNCCLTorchrun is one rank of TestCollectiveCommTorchrun; alone it does nothing.
+func TestRankNCCLTorchrun(t *testing.T) {
+	if os.Getenv(ncclRankEnv) == "" {
+		return
+	}
+	w, err := dist.Join()
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	c, err := NewCollectiveComm(&Device{Vendor: VendorCUDA, dry: true}, w.Comm, w.Rank, w.Size)
+	if err != nil {
+		fmt.Printf("rank %d: %v\n", w.Rank, err)
+		os.Exit(1)
+	}
+	fmt.Printf("rank %d: NCCL ok\n", w.Rank)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
