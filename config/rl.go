@@ -26,7 +26,7 @@ type RL struct {
 	// trainer's, so each token is weighed by the truncated importance ratio. Native rollouts share
 	// the trainer's kernels and need no correction.
 	TISCap           float64 `toml:"tis_cap" comment:"With rollout.endpoints: weigh each token by min(exp(trainer − server logprob), tis_cap), truncated importance sampling against the servers' logprobs (2 = verl's and the TIS blog's usual cap; 0 = off). Not used on the native engine, which shares the trainer's kernels."`
-	MicroBatchTokens int     `toml:"micro_batch_tokens" comment:"Most tokens (packed rows x row length) in one forward/backward pass; a mini-batch accumulates over passes."`
+	MicroBatchTokens int     `toml:"micro_batch_tokens" comment:"Most tokens in one forward/backward pass (its sequences packed into one row); a mini-batch accumulates over passes."`
 	HardOnlySamples  int     `toml:"hard_only_samples" comment:"Samples per problem of a hard_only stage's filter: problems solved in all of them are dropped (rStar2: 8)."`
 	HardOnlyPool     int     `toml:"hard_only_pool" comment:"Problems a hard_only stage's filter examines, the first of the stage's shuffled data (0 = all; rStar2 filtered all 42K)."`
 	InfraRetries     int     `toml:"infra_retries" comment:"Re-rolls of a rollout whose tool call failed for the sandbox's reasons (status internal, lost worker) before the step fails."`

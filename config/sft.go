@@ -8,9 +8,9 @@ type SFT struct {
 	Schedule    string  `toml:"schedule" comment:"Learning-rate schedule after warm-up: cosine or constant."`
 	BatchSize   int     `toml:"batch_size" comment:"Conversations per optimizer step (when batch_tokens is 0)."`
 	BatchTokens int     `toml:"batch_tokens" comment:"Tokens per optimizer step instead of conversations (0 = use batch_size)."`
-	// MicroBatchTokens bounds one forward/backward pass (rows × padded length); a step larger than
-	// this accumulates gradients over several passes.
-	MicroBatchTokens int     `toml:"micro_batch_tokens" comment:"Most tokens (rows x padded length) in one forward/backward pass; gradients accumulate over passes."`
+	// MicroBatchTokens bounds one forward/backward pass (its conversations packed into one row); a
+	// step larger than this accumulates gradients over several passes.
+	MicroBatchTokens int     `toml:"micro_batch_tokens" comment:"Most tokens in one forward/backward pass (its conversations packed into one row); gradients accumulate over passes."`
 	MaxSeqLen        int     `toml:"max_seq_len" comment:"Longest conversation in tokens; longer ones follow the overlong policy."`
 	Overlong         string  `toml:"overlong" comment:"Conversations longer than max_seq_len: truncate or drop."`
 	SaveEvery        int     `toml:"save_every" comment:"Checkpoint every N optimizer steps (0 = only at the end)."`

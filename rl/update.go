@@ -53,33 +53,29 @@ type pass struct {
 	L    int
 }
 
-// planPasses packs the sequences idx into rows of L tokens (L the longest sequence, at least a
-// quarter of the pass budget, so short sequences share rows) and groups the rows into passes of
-// at most maxTokens (rows × L); a row longer than that gets a pass of its own.
+// planPasses packs the sequences idx, first fit in the given order, into passes of at most
+// maxTokens tokens (a sequence longer than that alone), each pass one row of exactly its
+// sequences' tokens: they lie one after another as documents, and attention skips the pairs
+// across documents, so no pass computes padding.
 func planPasses(seqs []sequence, idx []int, maxTokens int) ([]pass, error) {
-	L := 0
+	L := maxTokens
 	lengths := make([]int, len(idx))
 	for i, k := range idx {
 		lengths[i] = len(seqs[k].ids)
 		L = max(L, lengths[i])
 	}
-	L = max(L, min(maxTokens/4, 4096))
 	rows, err := model.Pack(lengths, L)
 	if err != nil {
 		return nil, err
 	}
-	perPass := max(1, maxTokens/L)
-	var out []pass
-	for start := 0; start < len(rows); start += perPass {
-		p := pass{L: L}
-		for _, r := range rows[start:min(start+perPass, len(rows))] {
-			row := make([]int, len(r))
-			for j, i := range r {
-				row[j] = idx[i]
-			}
-			p.rows = append(p.rows, row)
+	out := make([]pass, len(rows))
+	for p, r := range rows {
+		row := make([]int, len(r))
+		for j, i := range r {
+			row[j] = idx[i]
+			out[p].L += lengths[i]
 		}
-		out = append(out, p)
+		out[p].rows = [][]int{row}
 	}
 	return out, nil
 }

@@ -43,7 +43,7 @@ func TestGeneratedTokensAlignWithLogprobPositions(t *testing.T) {
 	for i, tr := range trajs {
 		seqs = append(seqs, sequenceOf(tr, float64(i+1)))
 	}
-	passes, err := planPasses(seqs, []int{0, 1, 2}, 128) // rows of 32 tokens: all in one row
+	passes, err := planPasses(seqs, []int{0, 1, 2}, 128) // 22 tokens: one pass, one row
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestCraftedGroupGivesExpectedWeights(t *testing.T) {
 		copy(s.old, s.rollout)
 		seqs = append(seqs, s)
 	}
-	passes, err := planPasses(seqs, []int{0, 1, 2, 3}, 32) // rows of 8: several rows
+	passes, err := planPasses(seqs, []int{0, 1, 2, 3}, 8) // at most 8 tokens a pass: several passes
 	if err != nil {
 		t.Fatal(err)
 	}

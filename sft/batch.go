@@ -8,8 +8,7 @@ import (
 )
 
 // A row is the examples that share one sequence of a batch: packed one after another, each its
-// own document (attention stays inside it and RoPE positions restart), so no compute goes to
-// padding beyond the row's tail.
+// own document (attention stays inside it and RoPE positions restart).
 type row []int
 
 func (r row) length(ex []Example) int {
@@ -19,9 +18,6 @@ func (r row) length(ex []Example) int {
 	}
 	return n
 }
-
-// rowsOf packs a step's examples into rows of at most maxLen tokens.
-func rowsOf(ex []Example, step []int, maxLen int) []row { return Pack(ex, step, maxLen) }
 
 // Pack places examples into rows of at most maxLen tokens, first fit in order of decreasing
 // length (ties in the given order), so rows come out nearly full. An example longer than maxLen
@@ -44,22 +40,19 @@ func Pack(ex []Example, idx []int, maxLen int) []row {
 	return rows
 }
 
-// microBatches groups rows into forward/backward passes of at most maxTokens tokens (rows ×
-// padded length): longest first, so each pass pads its rows only to rows of similar length. A
-// row longer than maxTokens still gets a pass of its own.
-func microBatches(ex []Example, rows []row, maxTokens int) [][]row {
-	sorted := slices.Clone(rows)
-	slices.SortStableFunc(sorted, func(a, b row) int { return cmp.Compare(b.length(ex), a.length(ex)) })
-	var out [][]row
-	for _, r := range sorted {
-		last := len(out) - 1
-		if last >= 0 && (len(out[last])+1)*out[last][0].length(ex) <= maxTokens {
-			out[last] = append(out[last], r)
-			continue
-		}
-		out = append(out, []row{r})
+// passesOf splits a step's examples into forward/backward passes of at most maxTokens tokens,
+// each pass one row (Pack with maxTokens for the row length): the examples lie one after another
+// as documents, and attention skips the pairs across documents, so a pass computes no padding —
+// rows of several sequences padded to the longest would (5–10% of the tokens on synthetic
+// conversations). sft.max_seq_len still bounds each conversation (truncate or drop), and the
+// config keeps micro_batch_tokens ≥ max_seq_len, so every example fits a pass.
+func passesOf(ex []Example, idx []int, maxTokens int) [][]row {
+	rows := Pack(ex, idx, maxTokens)
+	passes := make([][]row, len(rows))
+	for i, r := range rows {
+		passes[i] = []row{r}
 	}
-	return out
+	return passes
 }
 
 // buildBatch lays rows out as a right-padded batch: pads are id 0 with weight 0, and every

@@ -47,32 +47,32 @@ func TestPackFitsEveryExampleOnce(t *testing.T) {
 	}
 }
 
-func TestMicroBatchesBoundTokensAndPadLittle(t *testing.T) {
+// A step's passes hold every example once, at most maxTokens tokens each (an example over it
+// alone), as one row with no padding, in as few passes as first fit decreasing takes.
+func TestPassesBoundTokensAndPadNothing(t *testing.T) {
 	ex := examplesOfLengths(100, 20, 95, 22, 50, 48, 300)
 	step := []int{0, 1, 2, 3, 4, 5, 6}
-	mbs := microBatches(ex, []row{{0}, {1}, {2}, {3}, {4}, {5}, {6}}, 200)
+	passes := passesOf(ex, step, 200)
 	var seen []int
-	for _, mb := range mbs {
-		b, real := buildBatch(ex, mb, 1)
-		if b.B*b.L > 200 && b.B > 1 {
-			t.Errorf("pass of %d×%d over 200 tokens", b.B, b.L)
+	for _, p := range passes {
+		b, real := buildBatch(ex, p, 1)
+		if b.B != 1 || (b.L > 200 && len(p[0]) > 1) {
+			t.Errorf("pass %v: %d×%d, want one row of at most 200 tokens", p, b.B, b.L)
 		}
-		want := 0
-		for _, r := range mb {
-			seen = append(seen, r...)
-			want += r.length(ex)
+		if real != b.B*b.L {
+			t.Errorf("pass %v: %d real tokens in %d×%d: padded", p, real, b.B, b.L)
 		}
-		if real != want {
-			t.Errorf("real tokens %d, want %d", real, want)
-		}
+		seen = append(seen, p[0]...)
 	}
 	slices.Sort(seen)
 	if !slices.Equal(seen, step) {
-		t.Fatalf("micro-batches hold %v, want %v", seen, step)
+		t.Fatalf("passes hold %v, want %v", seen, step)
 	}
-	// Sorted by length: 300 | 100 95 | 50 48 22 20 → 300 + 200 + 200 padded tokens for 635 real.
-	if len(mbs) != 3 || len(mbs[2]) != 4 {
-		t.Errorf("micro-batches %v, want [300] [100 95] [50 48 22 20]", mbs)
+	// Longest first, first fit: 300 alone | 100 95 | 50 48 22 20 — three passes, as few as the
+	// 635 tokens allow with 300 alone.
+	want := [][]row{{{6}}, {{0, 2}}, {{4, 5, 3, 1}}}
+	if !slices.EqualFunc(passes, want, func(a, b []row) bool { return slices.Equal(a[0], b[0]) }) {
+		t.Errorf("passes %v, want %v", passes, want)
 	}
 }
 

@@ -59,7 +59,7 @@ func BenchmarkThroughput(ctx context.Context, m *model.Model, ex []Example, o Be
 			return res, err
 		}
 		tokens += ss.tokens
-		slots += paddedSlots(ex, t.plan[s].Examples, c.MicroBatchTokens, c.MaxSeqLen)
+		slots += paddedSlots(ex, t.plan[s].Examples, c.MicroBatchTokens)
 	}
 	res.SFTTokensPerS = float64(tokens) / time.Since(start).Seconds()
 	res.PadFraction = 1 - float64(tokens)/float64(slots)
@@ -72,11 +72,11 @@ func BenchmarkThroughput(ctx context.Context, m *model.Model, ex []Example, o Be
 	return res, nil
 }
 
-// paddedSlots counts the token slots (rows × padded length) of a step's passes.
-func paddedSlots(ex []Example, step []int, maxTokens, maxLen int) int {
+// paddedSlots counts the token slots (rows × row length) of a step's passes.
+func paddedSlots(ex []Example, step []int, maxTokens int) int {
 	n := 0
-	for _, mb := range microBatches(ex, rowsOf(ex, step, maxLen), maxTokens) {
-		n += len(mb) * mb[0].length(ex)
+	for _, p := range passesOf(ex, step, maxTokens) {
+		n += len(p) * p[0].length(ex)
 	}
 	return n
 }

@@ -11,7 +11,7 @@
 // moments and the step reached: Run with Resume continues from the newest complete checkpoint and
 // ends with the same weights, bit for bit, as a run that was never interrupted.
 //
-// No compute goes to padding: each step's conversations are packed into rows of at most
-// max_seq_len tokens (Pack), each conversation its own document — the attention kernel keeps
-// attention inside it and RoPE positions restart — and rows of similar length share a pass.
+// No compute goes to padding: each step's conversations are packed into passes of at most
+// micro_batch_tokens tokens, each pass one row (Pack), each conversation its own document — the
+// attention kernel keeps attention inside it and RoPE positions restart.
 package sft

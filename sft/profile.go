@@ -15,7 +15,7 @@ type Profile struct {
 	// ComputeS is each rank's forward and backward time, summed over the steps, rank 0 first.
 	ComputeS []float64 `json:"compute_s"`
 	// Tokens is each rank's real tokens, summed over the steps; PaddedTokens the tokens its passes
-	// computed (rows × padded length), what its compute time follows.
+	// computed (rows × row length), what its compute time follows.
 	Tokens       []int64 `json:"tokens"`
 	PaddedTokens []int64 `json:"padded_tokens"`
 	// ImbalanceS is Σ over steps of (slowest rank's compute − the mean rank's): the time the

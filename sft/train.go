@@ -260,7 +260,7 @@ func (t *trainer) trainStep(s int) (stepStats, error) {
 	scale := float32(1 / float64(stepTargets(t.ex, step)))
 	t.m.ZeroGrads()
 	var ss stepStats
-	passes := t.orderPasses(microBatches(t.ex, rowsOf(t.ex, t.shard(t.ex, step), t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens))
+	passes := t.orderPasses(passesOf(t.ex, t.shard(t.ex, step), t.o.Config.MicroBatchTokens))
 	t.offsetPhase()
 	for j, mb := range passes {
 		b, real := buildBatch(t.ex, mb, scale)
@@ -298,7 +298,7 @@ func (t *trainer) evaluate() error {
 	}
 	scale := float32(1 / float64(stepTargets(t.held, all)))
 	loss := 0.0
-	for _, mb := range microBatches(t.held, rowsOf(t.held, t.shard(t.held, all), t.o.Config.MaxSeqLen), t.o.Config.MicroBatchTokens) {
+	for _, mb := range passesOf(t.held, t.shard(t.held, all), t.o.Config.MicroBatchTokens) {
 		b, _ := buildBatch(t.held, mb, scale)
 		res, err := t.m.Forward(b)
 		if err != nil {
