@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"os"
 	"strconv"
@@ -394,59 +393,34 @@ func (c *tcpComm) close() {
 
 // AllReduceF32 sums in rank order on rank 0, in float32: ((b₀ + b₁) + b₂) …, the same bits on
 // every rank.
-func (c *tcpComm) AllReduceF32(buf []float32) error {
-	part := make([]byte, 0, 4*len(buf))
-	for _, v := range buf {
-		part = binary.LittleEndian.AppendUint32(part, math.Float32bits(v))
-	}
-	out, err := c.collective(opAllReduceF32, 0, len(part), part, func(parts [][]byte) []byte {
-		sum := make([]float32, len(buf))
-		for _, p := range parts {
-			for i := range sum {
-				sum[i] += math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:]))
-			}
-		}
-		out := make([]byte, 0, len(part))
-		for _, v := range sum {
-			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(v))
-		}
-		return out
-	})
-	if err != nil {
-		return err
-	}
-	for i := range buf {
-		buf[i] = math.Float32frombits(binary.LittleEndian.Uint32(out[4*i:]))
-	}
-	return nil
-}
+func (c *tcpComm) AllReduceF32(buf []float32) error { return sumOver(c, opAllReduceF32, buf) }
 
 // AllReduceF64 is AllReduceF32 in float64.
-func (c *tcpComm) AllReduceF64(buf []float64) error {
-	part := make([]byte, 0, 8*len(buf))
-	for _, v := range buf {
-		part = binary.LittleEndian.AppendUint64(part, math.Float64bits(v))
+func (c *tcpComm) AllReduceF64(buf []float64) error { return sumOver(c, opAllReduceF64, buf) }
+
+// sumOver replaces buf on every rank with its sum over the ranks, added up in rank order on rank
+// 0 and sent back (little-endian on the wire).
+func sumOver[T float32 | float64](c *tcpComm, op byte, buf []T) error {
+	part, err := binary.Append(nil, binary.LittleEndian, buf)
+	if err != nil {
+		return err
 	}
-	out, err := c.collective(opAllReduceF64, 0, len(part), part, func(parts [][]byte) []byte {
-		sum := make([]float64, len(buf))
-		for _, p := range parts {
+	out, err := c.collective(op, 0, len(part), part, func(parts [][]byte) []byte {
+		sum, v := make([]T, len(buf)), make([]T, len(buf))
+		for _, p := range parts { // every part has len(part) bytes: rank 0 checked the lengths
+			_, _ = binary.Decode(p, binary.LittleEndian, v)
 			for i := range sum {
-				sum[i] += math.Float64frombits(binary.LittleEndian.Uint64(p[8*i:]))
+				sum[i] += v[i]
 			}
 		}
-		out := make([]byte, 0, len(part))
-		for _, v := range sum {
-			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(v))
-		}
+		out, _ := binary.Append(nil, binary.LittleEndian, sum)
 		return out
 	})
 	if err != nil {
 		return err
 	}
-	for i := range buf {
-		buf[i] = math.Float64frombits(binary.LittleEndian.Uint64(out[8*i:]))
-	}
-	return nil
+	_, err = binary.Decode(out, binary.LittleEndian, buf)
+	return err
 }
 
 // Broadcast: root's bytes travel to rank 0 (the other ranks send none) and from there to all.
