@@ -29,35 +29,33 @@ func openDevice(o Options, dev config.Device) (config.Device, error) {
 		}
 		return dev, nil
 	}
+	var rep gpu.VendorReport // the probe of dev's vendor
 	if dev.Kind == "auto" {
 		if ranks && !boot {
 			return config.Device{Kind: "cpu"}, nil
 		}
-		found := false
-		for _, v := range []gpu.Vendor{gpu.VendorCUDA, gpu.VendorROCm} {
-			if rep := gpu.ProbeIsolated(v); rep.Usable() {
-				if !ranks {
-					if !o.Quiet {
-						fmt.Fprintf(os.Stderr, "gorstar: --device auto: %s\n", describeGPU(rep, 0))
-					}
-					_, err := install(o, v, 0)
-					return config.Device{Kind: string(v)}, err
-				}
-				dev, found = config.Device{Kind: string(v)}, true
-				break
-			}
-		}
-		if !found {
-			if boot {
-				return config.Device{Kind: "cpu"}, bootstrapNeedsGPU(o)
-			}
+		var ok bool
+		rep, ok = firstGPU()
+		switch {
+		case !ok && boot:
+			return config.Device{Kind: "cpu"}, bootstrapNeedsGPU(o)
+		case !ok:
 			return config.Device{Kind: "cpu"}, nil
+		case !ranks:
+			if !o.Quiet {
+				fmt.Fprintf(os.Stderr, "gorstar: --device auto: %s\n", describeGPU(rep, 0))
+			}
+			_, err := install(o, rep.Vendor, 0)
+			return config.Device{Kind: string(rep.Vendor)}, err
 		}
+		dev = config.Device{Kind: string(rep.Vendor)} // ranks: one GPU each, below
 	}
 	if ranks {
 		dev.Index += o.World.LocalRank
 	}
-	rep := gpu.ProbeIsolated(gpu.Vendor(dev.Kind))
+	if rep.Vendor == "" { // not probed by auto above
+		rep = gpu.ProbeIsolated(gpu.Vendor(dev.Kind))
+	}
 	if !rep.Usable() {
 		return dev, usererr.New("--device %s: %s (see `gorstar doctor`)", o.Device, strings.TrimPrefix(rep.Error, "gpu: "))
 	}
@@ -73,6 +71,16 @@ func openDevice(o Options, dev config.Device) (config.Device, error) {
 		return dev, err
 	}
 	return dev, joinGPUs(o, d)
+}
+
+// firstGPU probes CUDA, then ROCm, and returns the first vendor's report that finds a GPU.
+func firstGPU() (gpu.VendorReport, bool) {
+	for _, v := range []gpu.Vendor{gpu.VendorCUDA, gpu.VendorROCm} {
+		if rep := gpu.ProbeIsolated(v); rep.Usable() {
+			return rep, true
+		}
+	}
+	return gpu.VendorReport{}, false
 }
 
 // install opens GPU index of vendor v and makes it the kernels' device; its notes (vendor GEMM

@@ -49,7 +49,7 @@ func BenchmarkThroughput(ctx context.Context, m *model.Model, ex []Example, o Be
 		return res, err
 	}
 	start := time.Now()
-	tokens, slots := 0, 0
+	tokens, padded := 0, t.prof.p.PaddedTokens[0]
 	for s := 1; s <= o.Steps; s++ {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -59,10 +59,10 @@ func BenchmarkThroughput(ctx context.Context, m *model.Model, ex []Example, o Be
 			return res, err
 		}
 		tokens += ss.tokens
-		slots += paddedSlots(ex, t.plan[s].Examples, c.MicroBatchTokens)
 	}
 	res.SFTTokensPerS = float64(tokens) / time.Since(start).Seconds()
-	res.PadFraction = 1 - float64(tokens)/float64(slots)
+	// the timed steps' computed tokens, as their passes counted them (the profile)
+	res.PadFraction = 1 - float64(tokens)/float64(t.prof.p.PaddedTokens[0]-padded)
 	tb, err := model.BenchmarkTrain(ctx, m, o.TokensPerStep/o.SeqLen, o.SeqLen, o.Steps, o.Seed)
 	if err != nil {
 		return res, err
@@ -70,13 +70,4 @@ func BenchmarkThroughput(ctx context.Context, m *model.Model, ex []Example, o Be
 	res.TrainTokensPerS = tb.TokensPerSecond
 	res.Ratio = res.SFTTokensPerS / res.TrainTokensPerS
 	return res, nil
-}
-
-// paddedSlots counts the token slots (rows × row length) of a step's passes.
-func paddedSlots(ex []Example, step []int, maxTokens int) int {
-	n := 0
-	for _, p := range passesOf(ex, step, maxTokens) {
-		n += len(p) * p[0].length(ex)
-	}
-	return n
 }
