@@ -20,14 +20,16 @@
 # time, rank 0's clock for B). The three run in turn ROUNDS times and the medians are reported,
 # since a shared machine's speed drifts. Then each configuration's step time by phase, from the
 # "profile" of `gorstar sft --json` summed over its rounds (rank 0's clock; compute per rank):
-# forward/backward (and its ms per padded token: a rank slowed by its neighbour shows here), the
-# slowest rank's lead over the mean (imbalance: what the faster ranks wait at the all-reduce),
-# rank 0's wait for the slowest rank, the gradient all-reduce (O: its wait included), optimizer, the rest, and the
-# Go collector's CPU time.
+# forward/backward (and its ms per computed token, which the round lines give too: a rank slowed
+# by its neighbour or by another job on its core shows here), the slowest rank's lead over the mean
+# (imbalance: what the faster ranks wait at the all-reduce), rank 0's wait for the slowest rank,
+# the gradient all-reduce (O: its wait included), optimizer, the rest, and the Go collector's CPU time.
 #
 # usage: bench/dist_sft.sh [WORKDIR]    (needs go and mpirun; settings: PRESET (small), PER_RANK (2),
 #        STEPS (3, at least 2), ROUNDS (3), SEED (1), OFFSET_MS (700), VARIANTS ("E F G O U"),
 #        DTYPE (model.dtype: the default, auto, is bf16 on a CPU with AVX-512 BF16))
+# The scaling figure of dist/README.md: VARIANTS= PER_RANK=8 STEPS=16 bench/dist_sft.sh (about 20
+# minutes on 2 cores); the defaults are a quick check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-$(mktemp -d)}
@@ -71,6 +73,11 @@ warm = sum(r["tokens"] for r in rows) / sum(r["tokens"] / r["tokens_per_s"] for 
 print(f'{json.load(open(sys.argv[1]))["tokens_per_s"]},{warm}')
 PY
 }
+mspt() { # a configuration's milliseconds per computed token in this round, per rank: a rank slowed
+  # by something else on its core shows here
+  python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["profile"]; print("/".join(f"{1e3 * c / n:.2f}" for c, n in zip(p["compute_s"], p["padded_tokens"])))' \
+    "$work/$1.$r.json"
+}
 pair() { # two A runs at once; prints their summed rates
   sft d1 "$per" 1 >"$work/d1.out" &
   sft d2 "$per" 1 >"$work/d2.out"
@@ -95,7 +102,7 @@ for r in $(seq "$rounds"); do # r names each run's JSON
   B+=("$(sft b $((2 * per)) 1 "${mpirun[@]}")")
   C+=("$(sft c $((2 * per)) 2)")
   D+=("$(pair)")
-  line="round $r: A ${A[-1]}  B ${B[-1]}  C ${C[-1]}  D ${D[-1]}"
+  line="round $r: A ${A[-1]}  B ${B[-1]}  C ${C[-1]}  D ${D[-1]}  (ms per token: A $(mspt a) B $(mspt b))"
   for v in $variants; do
     x=$(variant "$v")
     X[$v]="${X[$v]:-} $x"
@@ -141,8 +148,8 @@ for name, label in [("a", "A"), ("b", "B"), ("c", "C")] + [(v.lower(), v) for v 
     pct = lambda k: 100 * tot[k] / s
     comp = " ".join(f"{100 * c / s:.1f}" for c in tot["compute_s"])
     per_tok = " ".join(f"{1e3 * c / n:.2f}" for c, n in zip(tot["compute_s"], tot["padded_tokens"]))
-    print(f"{label}: compute {comp} (per rank; ms per padded token {per_tok}; tokens"
-          f" {' '.join(str(t) for t in tot['tokens'])}, padded {' '.join(str(t) for t in tot['padded_tokens'])})"
+    print(f"{label}: compute {comp} (per rank; ms per computed token {per_tok}; tokens"
+          f" {' '.join(str(t) for t in tot['tokens'])}, computed {' '.join(str(t) for t in tot['padded_tokens'])})"
           f"  imbalance {pct('imbalance_s'):.1f}  wait {pct('wait_s'):.1f}  all-reduce {pct('allreduce_s'):.1f}"
           f" ({tot['allreduce_bytes'] / max(tot['steps'], 1) / 1e6:.0f} MB/step)  optimizer {pct('optimizer_s'):.1f}"
           f"  other {pct('other_s') + pct('stats_s'):.1f}  GC CPU {pct('gc_cpu_s'):.1f} ({tot['gc_cycles']} cycles)"
