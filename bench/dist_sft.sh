@@ -102,13 +102,13 @@ for r in $(seq "$rounds"); do # r names each run's JSON
   B+=("$(sft b $((2 * per)) 1 "${mpirun[@]}")")
   C+=("$(sft c $((2 * per)) 2)")
   D+=("$(pair)")
-  line="round $r: A ${A[-1]}  B ${B[-1]}  C ${C[-1]}  D ${D[-1]}  (ms per token: A $(mspt a) B $(mspt b))"
+  line="round $r: A ${A[-1]}  B ${B[-1]}  C ${C[-1]}  D ${D[-1]}"
   for v in $variants; do
     x=$(variant "$v")
     X[$v]="${X[$v]:-} $x"
     line+="  $v $x"
   done
-  echo "$line tokens/s (all steps,after the first)" >&2
+  echo "$line tokens/s (all steps,after the first); ms per token: A $(mspt a), B's ranks $(mspt b)" >&2
 done
 extra=()
 for v in $variants; do extra+=("$v=${X[$v]}"); done
