@@ -41,19 +41,12 @@ func Pack(ex []Example, idx []int, maxLen int) []row {
 }
 
 // passesOf splits a step's examples into forward/backward passes of at most maxTokens tokens,
-// each pass one row (Pack with maxTokens for the row length): the examples lie one after another
-// as documents, and attention skips the pairs across documents, so a pass computes no padding —
-// rows of several sequences padded to the longest would (5–10% of the tokens on synthetic
-// conversations). sft.max_seq_len still bounds each conversation (truncate or drop), and the
-// config keeps micro_batch_tokens ≥ max_seq_len, so every example fits a pass.
-func passesOf(ex []Example, idx []int, maxTokens int) [][]row {
-	rows := Pack(ex, idx, maxTokens)
-	passes := make([][]row, len(rows))
-	for i, r := range rows {
-		passes[i] = []row{r}
-	}
-	return passes
-}
+// each pass one row (Pack with maxTokens for the row length; buildBatch of that row alone): the
+// examples lie one after another as documents, and attention skips the pairs across documents, so
+// a pass computes no padding — rows of several sequences padded to the longest would (5–10% of the
+// tokens on synthetic conversations). sft.max_seq_len still bounds each conversation (truncate or
+// drop), and the config keeps micro_batch_tokens ≥ max_seq_len, so every example fits a pass.
+func passesOf(ex []Example, idx []int, maxTokens int) []row { return Pack(ex, idx, maxTokens) }
 
 // buildBatch lays rows out as a right-padded batch: pads are id 0 with weight 0, and every
 // assistant token weighs scale (1 / the step's target count, so the step's loss is the mean over

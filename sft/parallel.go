@@ -73,7 +73,7 @@ func (t *trainer) offsetPhase() {
 
 // orderPasses is the order this rank runs its step's passes in: as planned, or (benchRotateEnv)
 // rotated by the rank.
-func (t *trainer) orderPasses(passes [][]row) [][]row {
+func (t *trainer) orderPasses(passes []row) []row {
 	w := t.o.World
 	if !benchRotate || !w.Distributed() || len(passes) < 2 {
 		return passes

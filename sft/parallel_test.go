@@ -178,12 +178,12 @@ func checkRanksProfile(t *testing.T, path string, overlap bool) {
 // With GORSTAR_BENCH_ROTATE_PASSES rank r of a world runs its passes rotated by r; without it, and
 // in a world of one, as planned.
 func TestOrderPasses(t *testing.T) {
-	passes := [][]row{{{0, 1}}, {{2}}, {{3}}}
+	passes := []row{{0, 1}, {2}, {3}}
 	order := func(rank, size int) []int {
 		tr := &trainer{o: Options{World: &dist.World{Place: dist.Place{Rank: rank, Size: size}}}}
 		var firsts []int
 		for _, p := range tr.orderPasses(passes) {
-			firsts = append(firsts, p[0][0])
+			firsts = append(firsts, p[0])
 		}
 		return firsts
 	}

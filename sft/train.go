@@ -262,8 +262,8 @@ func (t *trainer) trainStep(s int) (stepStats, error) {
 	var ss stepStats
 	passes := t.orderPasses(passesOf(t.ex, t.shard(t.ex, step), t.o.Config.MicroBatchTokens))
 	t.offsetPhase()
-	for j, mb := range passes {
-		b, real := buildBatch(t.ex, mb, scale)
+	for j, p := range passes {
+		b, real := buildBatch(t.ex, []row{p}, scale)
 		f.paddedNow += b.B * b.L
 		f.compute()
 		t.armOverlap(j == len(passes)-1)
@@ -298,8 +298,8 @@ func (t *trainer) evaluate() error {
 	}
 	scale := float32(1 / float64(stepTargets(t.held, all)))
 	loss := 0.0
-	for _, mb := range passesOf(t.held, t.shard(t.held, all), t.o.Config.MicroBatchTokens) {
-		b, _ := buildBatch(t.held, mb, scale)
+	for _, p := range passesOf(t.held, t.shard(t.held, all), t.o.Config.MicroBatchTokens) {
+		b, _ := buildBatch(t.held, []row{p}, scale)
 		res, err := t.m.Forward(b)
 		if err != nil {
 			return err
